@@ -61,8 +61,8 @@ class Host(NamedTuple):
         raw = bytes(raw)
         host = _CACHE.get(raw)
         if host is None:
-            family = socket.AF_INET6 if len(raw) == 20 else socket.AF_INET
-            host = cls(socket.inet_ntop(family, raw[:-4]), _PORT.unpack_from(raw, len(raw) - 4)[0])
+            ip = str(ipaddress.IPv6Address(raw[:16])) if len(raw) == 20 else socket.inet_ntoa(raw[:4])
+            host = cls(ip, _PORT.unpack_from(raw, len(raw) - 4)[0])
             if len(_CACHE) >= 4096:
                 _CACHE.clear()
             _CACHE[raw] = host

@@ -47,7 +47,7 @@ def encode_properties(properties: Mapping[str, str | None]) -> str:
             continue
         for what, text in (("name", name), ("value", value)):
             if NAME_VALUE_SEPARATOR in text or PROPERTY_SEPARATOR in text:
-                raise EncodeError("properties", f"{name}.{what}", "text without \\x01 and \\x02", text)
+                raise EncodeError("properties", f"[{name!r}].{what}", "text without \\x01 and \\x02", text)
         parts.append(f"{name}{NAME_VALUE_SEPARATOR}{value}")
     return PROPERTY_SEPARATOR.join(parts)
 
