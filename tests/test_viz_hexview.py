@@ -278,3 +278,16 @@ def test_structure_adds_spec_sentences():
 def test_width_must_be_positive(bad):
     with pytest.raises(ValueError):
         layout(b"x", (), width=bad)
+
+
+def test_kind_legend_lists_every_kind_once():
+    from pymq_ref.viz import kind_legend
+
+    legend = kind_legend()
+    lines = legend.text().splitlines()[2:]
+    assert [line.split()[0] for line in lines] == list(KINDS)
+    for line in lines:
+        kind, code, colour = line.split()[:3]
+        assert (code, colour) == (KIND_CODES[kind], KIND_COLOURS[kind])
+    html = legend.html()
+    assert html.startswith('<div class="pymq-hexview') and all(KIND_COLOURS[k] in html for k in KINDS)

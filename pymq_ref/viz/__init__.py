@@ -8,7 +8,9 @@ Colours come from one palette (:mod:`.palette`) shared by every chapter.
 """
 
 from pymq_ref.viz.explain import Explanation, describe_field, explain
-from pymq_ref.viz.hexview import FieldTable, HexView, field_table, hex_html, hex_text, hexview
+from pymq_ref.viz.hexview import (
+    FieldTable, HexView, KindLegend, field_table, hex_html, hex_text, hexview, kind_legend,
+)
 from pymq_ref.viz.layout import Elision, Layout, Row, layout
 from pymq_ref.viz.palette import KIND_CODES, KIND_COLOURS, kind_colour
 from pymq_ref.viz.stepper import Stepper, StepperState, record_stepper
@@ -16,7 +18,7 @@ from pymq_ref.viz.stepper import Stepper, StepperState, record_stepper
 __all__ = [
     "Elision", "Explanation", "FieldTable", "HexView", "KIND_CODES", "KIND_COLOURS", "Layout",
     "Row", "Stepper", "StepperState", "describe_field", "explain", "field_table", "hex_html",
-    "hex_text", "hexview", "kind_colour", "layout", "record_stepper",
+    "hex_text", "hexview", "kind_colour", "kind_legend", "KindLegend", "layout", "record_stepper",
     "architecture_map", "flow", "state_machine",
 ]
 

@@ -139,3 +139,51 @@ def field_table(spans: object, *, structure: str | None = None, digits: int = 8)
             return describe_field(_s, path)
 
     return FieldTable(fields, digits=digits, meaning=meaning)
+
+
+@dataclass(frozen=True)
+class KindLegend:
+    """The palette itself: every kind's colour, text-view code and meaning."""
+
+    kinds: tuple[str, ...]
+
+    def text(self) -> str:
+        from pymq_ref.viz.palette import kind_code, kind_colour, kind_description
+
+        rows = [(k, kind_code(k), kind_colour(k), kind_description(k)) for k in self.kinds]
+        w = max([4] + [len(k) for k in self.kinds])
+        out = [f"{'kind':{w}}  code  colour   meaning", f"{'-' * w}  ----  -------  -------"]
+        out += [f"{k:{w}}  {c}    {col}  {d}" for k, c, col, d in rows]
+        return "\n".join(out)
+
+    def html(self) -> str:
+        from html import escape
+
+        from pymq_ref.viz.palette import kind_code, kind_colour, kind_description
+
+        rows = "".join(
+            f'<tr><td><span class="pymq-chip" style="background:{kind_colour(k)}">{escape(k)}</span></td>'
+            f"<td><code>{kind_code(k)}</code></td><td>{escape(kind_description(k))}</td></tr>"
+            for k in self.kinds
+        )
+        return (f'<div class="pymq-hexview pymq-legendtable">\n{htmlview.STYLE}\n'
+                f'<table class="pymq-fields"><thead><tr><th>kind</th><th>text code</th>'
+                f"<th>meaning</th></tr></thead><tbody>{rows}</tbody></table>\n</div>")
+
+    def _repr_html_(self) -> str:
+        return self.html()
+
+    def __repr__(self) -> str:
+        return self.text()
+
+    __str__ = __repr__
+
+    def _repr_pretty_(self, p, cycle) -> None:
+        p.text(self.text())
+
+
+def kind_legend(kinds=None) -> KindLegend:
+    """The book's palette as a table (all kinds of :data:`~pymq_ref.formats.spans.KINDS` by default)."""
+    from pymq_ref.formats.spans import KINDS
+
+    return KindLegend(tuple(KINDS if kinds is None else kinds))
