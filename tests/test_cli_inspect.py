@@ -42,7 +42,7 @@ def write_segments(directory: Path, count: int = 30, size: int = SEGMENT) -> lis
         if phy % size + length + 8 > size:  # does not fit: blank, then the next file
             files.setdefault(phy - phy % size, bytearray(size))[phy % size:phy % size + 8] = encode_blank(size - phy % size)
             phy += size - phy % size
-        record = _with(record, phy_offset=phy)
+        record = record.replace(phy_offset=phy)
         data = encode_message(record)
         segment = files.setdefault(phy - phy % size, bytearray(size))
         segment[phy % size:phy % size + len(data)] = data
@@ -51,11 +51,6 @@ def write_segments(directory: Path, count: int = 30, size: int = SEGMENT) -> lis
     for start, segment in files.items():
         (commitlog / f"{start:020d}").write_bytes(segment)
     return records
-
-
-def _with(record: MessageRecord, **changes) -> MessageRecord:
-    from dataclasses import replace
-    return replace(record, **changes)
 
 
 def jsonl(result: subprocess.CompletedProcess) -> list[dict]:

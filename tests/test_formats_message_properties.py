@@ -263,3 +263,22 @@ def test_bad_ids_are_explained():
                 assert "expected" in str(exc)
             else:
                 raise AssertionError(text)
+
+
+def test_record_value_semantics():
+    record = MessageRecord(topic="T", body=bytearray(b"abc"), properties={"A": "1"})
+    assert record.body == b"abc" and isinstance(record.body, bytes)
+    decoded = decode_message(encode_message(record), with_spans=True)
+    plain = decode_message(encode_message(record), with_spans=False)
+    assert decoded == plain and not decoded != plain  # spans and properties_string do not count
+    moved = decoded.replace(queue_offset=5)
+    assert moved != decoded and moved.queue_offset == 5 and decoded.queue_offset == 0
+    changed = decoded.replace(properties={"B": "2"})
+    assert decode_message(encode_message(changed)).properties == {"B": "2"}
+    assert "spans" not in repr(decoded) and "topic='T'" in repr(decoded)
+    try:
+        decoded.topic = "U"
+    except AttributeError:
+        pass
+    else:
+        raise AssertionError("records must be immutable")

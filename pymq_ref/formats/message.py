@@ -24,13 +24,15 @@ from __future__ import annotations
 import base64
 import struct
 import zlib
+from zlib import crc32 as _crc32
 from dataclasses import dataclass, field
-from typing import Iterator, Union
+from typing import Iterator, NamedTuple, Union
 
 from ..errors import BadMagicError, CrcMismatchError, EncodeError, SizeMismatchError, TruncatedError
 from . import sysflag as sf
 from .hashing import body_crc as compute_body_crc
 from .hashing import tags_code as compute_tags_code
+from .hosts import _CACHE as _HOSTS
 from .hosts import Host
 from .msgid import offset_msg_id
 from .properties import KEY_SEPARATOR, KEYS, MAX_PROPERTIES_LENGTH, TAGS, UNIQ_KEY
@@ -82,35 +84,77 @@ def message_length(sys_flag: int, body_len: int, topic_len: int, properties_len:
     return 74 + born + store + (2 if v2 else 1) + body_len + topic_len + properties_len
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class MessageRecord:
-    """One CommitLog record. Field names are those of the JSON dump (``to_json``).
+class _MessageFields(NamedTuple):
+    topic: str
+    body: bytes
+    properties: dict
+    queue_id: int
+    flag: int
+    queue_offset: int
+    phy_offset: int
+    sys_flag: int
+    born_timestamp: int
+    born_host: Host
+    store_timestamp: int
+    store_host: Host
+    reconsume_times: int
+    prepared_transaction_offset: int
+    magic_code: int
+    body_crc: int | None
+    total_size: int | None
+    properties_string: str | None
+    spans: tuple
 
-    ``total_size`` and ``body_crc`` may be left ``None`` when building a record: the encoder
-    computes them. ``properties`` keeps the on-disk entry order; ``properties_string`` holds
-    the exact decoded string so that re-encoding reproduces the bytes even when that string is
-    not in canonical form. ``spans`` is filled by ``decode_*(..., with_spans=True)``.
+
+_COMPARED = slice(0, 17)  # every field but properties_string and spans
+_new = tuple.__new__
+
+
+class MessageRecord(_MessageFields):
+    """One CommitLog record (immutable). Field names are those of the JSON dump (``to_json``).
+
+    Build one with keywords: ``MessageRecord(topic="T", body=b"...", properties={...}, ...)``;
+    ``record.replace(queue_offset=3)`` makes a changed copy. ``total_size`` and ``body_crc``
+    may be left ``None``: the encoder computes them. ``properties`` keeps the on-disk entry
+    order; ``properties_string`` holds the exact decoded text so that re-encoding reproduces
+    the bytes even when that text is not in canonical form. ``spans`` is filled by
+    ``decode_*(..., with_spans=True)``. Equality ignores ``properties_string`` and ``spans``.
+
+    (A tuple underneath: decoders build it with one ``tuple.__new__`` call, which keeps a full
+    CommitLog scan close to a bare ``struct`` walk; a frozen dataclass costs ~10x more here.)
     """
 
-    topic: str
-    body: bytes = b""
-    properties: dict[str, str] = field(default_factory=dict)
-    queue_id: int = 0
-    flag: int = 0
-    queue_offset: int = 0
-    phy_offset: int = 0
-    sys_flag: int = 0
-    born_timestamp: int = 0
-    born_host: Host = Host("127.0.0.1", 0)
-    store_timestamp: int = 0
-    store_host: Host = Host("127.0.0.1", 10911)
-    reconsume_times: int = 0
-    prepared_transaction_offset: int = 0
-    magic_code: int = MESSAGE_MAGIC_CODE
-    body_crc: int | None = None
-    total_size: int | None = None
-    properties_string: str | None = field(default=None, compare=False, repr=False)
-    spans: tuple[Span, ...] = field(default=(), compare=False, repr=False)
+    __slots__ = ()
+
+    def __new__(cls, *, topic: str, body: bytes = b"", properties: dict[str, str] | None = None,
+                queue_id: int = 0, flag: int = 0, queue_offset: int = 0, phy_offset: int = 0, sys_flag: int = 0,
+                born_timestamp: int = 0, born_host: Host = Host("127.0.0.1", 0), store_timestamp: int = 0,
+                store_host: Host = Host("127.0.0.1", 10911), reconsume_times: int = 0,
+                prepared_transaction_offset: int = 0, magic_code: int = MESSAGE_MAGIC_CODE,
+                body_crc: int | None = None, total_size: int | None = None, properties_string: str | None = None,
+                spans: tuple[Span, ...] = ()) -> "MessageRecord":
+        return _new(cls, (topic, bytes(body), dict(properties or {}), queue_id, flag, queue_offset, phy_offset,
+                          sys_flag, born_timestamp, born_host, store_timestamp, store_host, reconsume_times,
+                          prepared_transaction_offset, magic_code, body_crc, total_size, properties_string,
+                          tuple(spans)))
+
+    def replace(self, **changes) -> "MessageRecord":
+        """A copy with some fields changed (``properties_string`` is dropped when properties change)."""
+        if "properties" in changes and "properties_string" not in changes:
+            changes["properties_string"] = None
+        return self._replace(**changes)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, MessageRecord) and self[_COMPARED] == other[_COMPARED]
+
+    def __ne__(self, other) -> bool:
+        return not self == other
+
+    __hash__ = None  # properties is a dict
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={value!r}" for name, value in zip(self._fields[:17], self))
+        return f"MessageRecord({shown})"
 
     @property
     def tags(self) -> str | None:
@@ -257,13 +301,6 @@ def encode_blank(remaining: int) -> bytes:
 
 # --------------------------------------------------------------------------- decoding
 
-def _need(buf_len: int, at: int, size: int, end: int, field_name: str, base: int) -> None:
-    if at + size > end:
-        limit = "the buffer" if end == buf_len else "TOTALSIZE"
-        raise TruncatedError("message", field_name, base + at, f"{size} bytes within {limit}",
-                             f"{max(0, end - at)} bytes")
-
-
 def decode_record(buf, pos: int = 0, *, base: int = 0, with_spans: bool = True,
                   check_crc: bool = False) -> Record | None:
     """Decode the record starting at ``buf[pos]``.
@@ -273,6 +310,9 @@ def decode_record(buf, pos: int = 0, *, base: int = 0, with_spans: bool = True,
     offset of ``buf[0]`` (the segment's file-from offset), used for spans and errors.
     Raises :class:`TruncatedError`, :class:`BadMagicError`, :class:`SizeMismatchError` and,
     with ``check_crc``, :class:`CrcMismatchError`.
+
+    This is the hot path of every scan (recovery, doctor, Spark): one ``unpack_from`` for the
+    head, one for the IPv4 middle, a cache for repeated hosts and topics.
     """
     buf_len = len(buf)
     if pos + 8 > buf_len:
@@ -282,89 +322,117 @@ def decode_record(buf, pos: int = 0, *, base: int = 0, with_spans: bool = True,
                              f"{buf_len - pos} bytes")
     total, magic = _SIZE_MAGIC.unpack_from(buf, pos)
     if magic == BLANK_MAGIC_CODE:
-        if total < END_FILE_MIN_BLANK_LENGTH:
-            raise SizeMismatchError("blank", "total_size", base + pos, f">= {END_FILE_MIN_BLANK_LENGTH}", total)
-        spans = ()
-        if with_spans:
-            spans = (Span(base + pos, 4, "total_size", "size", total),
-                     Span(base + pos + 4, 4, "magic_code", "magic", magic))
-            rest = min(total, buf_len - pos) - 8
-            if rest > 0:
-                spans += (Span(base + pos + 8, rest, "unused", "blank", None),)
-        return BlankRecord(base + pos, total, magic, spans)
+        return _blank(buf, pos, base, total, with_spans)
     if magic != MESSAGE_MAGIC_CODE and magic != MESSAGE_MAGIC_CODE_V2:
         if magic == 0 and total == 0:
             return None
         raise BadMagicError("message", "magic_code", base + pos + 4,
                             "0xDAA320A7 (message), 0xDAA320AB (message v2) or 0xCBD43194 (blank)",
                             f"{magic & 0xFFFFFFFF:#010x}")
-    if total <= 0:
-        raise SizeMismatchError("message", "total_size", base + pos, "a positive record size", total)
     end = pos + total
-    if end > buf_len:
-        raise TruncatedError("message", "total_size", base + pos,
-                             f"{total} bytes of record", f"{buf_len - pos} bytes left in the buffer")
-    _need(buf_len, pos, 48, end, "born_timestamp", base)
-    (_, _, crc, queue_id, flag, queue_offset, phy_offset, sys_flag, born_ts) = _HEAD.unpack_from(buf, pos)
-    born_len = 20 if sys_flag & 0x10 else 8
-    store_len = 20 if sys_flag & 0x20 else 8
-    at = pos + 48
-    _need(buf_len, at, born_len + 8 + store_len + 16, end, "born_host", base)
-    born_host = Host.from_bytes(buf[at:at + born_len])
-    at += born_len
-    store_ts = _LONG.unpack_from(buf, at)[0]
-    at += 8
-    store_host = Host.from_bytes(buf[at:at + store_len])
-    at += store_len
-    reconsume, prepared, body_len = _MID.unpack_from(buf, at)
-    mid_at = at
-    at += 16
-    if body_len < 0 or at + body_len > end:
-        raise TruncatedError("message", "body", base + at, f"body_length {body_len} to fit in TOTALSIZE {total}",
-                             f"{end - at} bytes left")
-    body = bytes(buf[at:at + body_len])
-    body_at = at
-    at += body_len
+    if total < 91 or end > buf_len:
+        if total < 91:
+            raise SizeMismatchError("message", "total_size", base + pos, "at least 91 (the smallest record)", total)
+        raise TruncatedError("message", "total_size", base + pos, f"{total} bytes of record",
+                             f"{buf_len - pos} bytes left in the buffer")
+    head = _HEAD.unpack_from(buf, pos)
+    sys_flag = head[7]
+    if not sys_flag & 0x30:  # IPv4 born and store hosts: one unpack for the whole middle
+        born_raw, store_ts, store_raw, reconsume, prepared, body_len = _V4_MIDDLE.unpack_from(buf, pos + 48)
+        born_host = _HOSTS.get(born_raw) or Host.from_bytes(born_raw)
+        store_host = _HOSTS.get(store_raw) or Host.from_bytes(store_raw)
+        born_len = store_len = 8
+        body_at = pos + 88
+    else:
+        born_len = 20 if sys_flag & 0x10 else 8
+        store_len = 20 if sys_flag & 0x20 else 8
+        body_at = pos + 72 + born_len + store_len
+        if body_at + 3 > end:
+            raise SizeMismatchError("message", "total_size", base + pos,
+                                    f"at least {body_at + 3 - pos} with IPv6 hosts", total)
+        at = pos + 48
+        born_host = Host.from_bytes(buf[at:at + born_len])
+        store_ts = _LONG.unpack_from(buf, at + born_len)[0]
+        at += born_len + 8
+        store_host = Host.from_bytes(buf[at:at + store_len])
+        reconsume, prepared, body_len = _MID.unpack_from(buf, at + store_len)
+    topic_len_at = body_at + body_len
     v2 = magic == MESSAGE_MAGIC_CODE_V2
-    tl_size = 2 if v2 else 1
-    _need(buf_len, at, tl_size, end, "topic_length", base)
-    topic_len = (_SHORT if v2 else _BYTE).unpack_from(buf, at)[0]
-    topic_at = at + tl_size
-    if topic_len < 0 or topic_at + topic_len > end:
+    if body_len < 0 or topic_len_at + (4 if v2 else 3) > end:
+        raise TruncatedError("message", "body", base + body_at, f"body_length {body_len} to fit in TOTALSIZE {total}",
+                             f"{end - body_at} bytes left")
+    body = bytes(buf[body_at:topic_len_at])
+    if v2:
+        topic_len = _SHORT.unpack_from(buf, topic_len_at)[0]
+        topic_at = topic_len_at + 2
+    else:
+        topic_len = buf[topic_len_at]
+        topic_len = topic_len - 256 if topic_len > 127 else topic_len
+        topic_at = topic_len_at + 1
+    props_len_at = topic_at + topic_len
+    if topic_len < 0 or props_len_at + 2 > end:
         raise TruncatedError("message", "topic", base + topic_at, f"topic_length {topic_len} to fit in TOTALSIZE {total}",
                              f"{end - topic_at} bytes left")
-    topic = bytes(buf[topic_at:topic_at + topic_len]).decode(*_STR)
-    at = topic_at + topic_len
-    _need(buf_len, at, 2, end, "properties_length", base)
-    props_len = _SHORT.unpack_from(buf, at)[0]
-    props_at = at + 2
-    if props_len < 0 or props_at + props_len > end:
-        raise TruncatedError("message", "properties", base + props_at,
-                             f"properties_length {props_len} to fit in TOTALSIZE {total}", f"{end - props_at} bytes left")
-    props_raw = bytes(buf[props_at:props_at + props_len])
-    expected = message_length(sys_flag, body_len, topic_len, props_len, v2)
-    if expected != total:
+    topic_raw = bytes(buf[topic_at:props_len_at])
+    topic = _TOPICS.get(topic_raw)
+    if topic is None:
+        topic = _remember_topic(topic_raw)
+    props_len = _SHORT.unpack_from(buf, props_len_at)[0]
+    props_at = props_len_at + 2
+    if props_at + props_len != end:
+        expected = message_length(sys_flag, body_len, topic_len, props_len, v2)
+        if props_len >= 0 and props_at + props_len > end:
+            raise TruncatedError("message", "properties", base + props_at,
+                                 f"properties_length {props_len} to fit in TOTALSIZE {total}", f"{end - props_at} bytes left")
         raise SizeMismatchError("message", "total_size", base + pos,
                                 f"{expected} (the size recomputed from the field lengths)", total)
-    if check_crc and body_len and compute_body_crc(body) != crc:
+    crc = head[2]
+    if check_crc and body_len and _crc32(body) & 0x7FFFFFFF != crc:
         raise CrcMismatchError("message", "body_crc", base + pos + 8,
-                               f"{compute_body_crc(body)} (masked CRC-32 of the body)", crc)
-    props_text = props_raw.decode(*_STR)
-    properties = decode_properties(props_text)
-    spans: tuple[Span, ...] = ()
+                               f"{_crc32(body) & 0x7FFFFFFF} (masked CRC-32 of the body)", crc)
+    props_text = bytes(buf[props_at:end]).decode("utf-8", "surrogateescape")
+    properties = {}
+    if props_text:
+        for segment in props_text.split("\x02"):
+            name, _, value = segment.partition("\x01")
+            if name and value:
+                properties[name] = value
+    spans = ()
     if with_spans:
-        spans = _message_spans(base + pos, born_len, store_len, mid_at - pos, body_at - pos, body_len,
-                               topic_at - pos, topic_len, tl_size, props_at - pos, props_raw,
-                               (total, magic, crc, queue_id, flag, queue_offset, phy_offset, sys_flag, born_ts,
+        spans = _message_spans(base + pos, born_len, store_len, body_at - pos - 16, body_at - pos, body_len,
+                               topic_at - pos, topic_len, topic_at - topic_len_at, props_at - pos,
+                               bytes(buf[props_at:end]),
+                               (total, magic, crc, head[3], head[4], head[5], head[6], sys_flag, head[8],
                                 born_host, store_ts, store_host, reconsume, prepared, body_len, body,
                                 topic_len, topic, props_len, properties))
-    return MessageRecord(
-        total_size=total, magic_code=magic, body_crc=crc, queue_id=queue_id, flag=flag,
-        queue_offset=queue_offset, phy_offset=phy_offset, sys_flag=sys_flag, born_timestamp=born_ts,
-        born_host=born_host, store_timestamp=store_ts, store_host=store_host, reconsume_times=reconsume,
-        prepared_transaction_offset=prepared, body=body, topic=topic, properties=properties,
-        properties_string=props_text, spans=spans,
-    )
+    return _new(MessageRecord, (topic, body, properties, head[3], head[4], head[5], head[6], sys_flag, head[8],
+                                born_host, store_ts, store_host, reconsume, prepared, magic, crc, total,
+                                props_text, spans))
+
+
+_V4_MIDDLE = struct.Struct(">8sq8siqi")  # born host, store time, store host, reconsume, prepared offset, body len
+_TOPICS: dict[bytes, str] = {}
+
+
+def _remember_topic(raw: bytes) -> str:
+    topic = raw.decode("utf-8", "surrogateescape")
+    if len(_TOPICS) >= 65536:
+        _TOPICS.clear()
+    _TOPICS[raw] = topic
+    return topic
+
+
+def _blank(buf, pos: int, base: int, total: int, with_spans: bool) -> BlankRecord:
+    if total < END_FILE_MIN_BLANK_LENGTH:
+        raise SizeMismatchError("blank", "total_size", base + pos, f">= {END_FILE_MIN_BLANK_LENGTH}", total)
+    spans = ()
+    if with_spans:
+        spans = (Span(base + pos, 4, "total_size", "size", total),
+                 Span(base + pos + 4, 4, "magic_code", "magic", BLANK_MAGIC_CODE))
+        rest = min(total, len(buf) - pos) - 8
+        if rest > 0:
+            spans += (Span(base + pos + 8, rest, "unused", "blank", None),)
+    return BlankRecord(base + pos, total, BLANK_MAGIC_CODE, spans)
 
 
 def _message_spans(start, born_len, store_len, mid, body_at, body_len, topic_at, topic_len, tl_size,
