@@ -1,0 +1,309 @@
+"""IndexFile and IndexService: the hash index from ``topic#key`` to CommitLog offsets.
+
+``storage.md`` §9, ``index/IndexFile.java``, ``index/IndexService.java``. Layout and pure
+helpers are in :mod:`pymq_ref.formats.index_file`; this module adds the mapped files.
+
+* :class:`IndexFile` — one file: ``put_key`` appends an entry and links it into its hash
+  slot's chain; ``select_phy_offset`` walks a chain. Like RocketMQ it returns *candidates*:
+  two keys with the same hash are not told apart here (the facade re-checks them).
+* :class:`IndexService` — the list of index files in ``{root}/index``: builds keys for a
+  dispatched message, rolls to a new file (named ``yyyyMMddHHmmssSSS`` from the injected clock,
+  in a configurable time zone, UTC by default), answers queries newest file first.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from datetime import timezone, tzinfo
+
+from pymq_ref.formats.hashing import index_key_hash
+from pymq_ref.formats.index_file import (ENTRY, HASH_SLOT_SIZE, HEADER, INDEX_ENTRY_SIZE,
+                                         INDEX_HEADER_SIZE, INT_MAX, SLOT, IndexHeader,
+                                         decode_index_header, index_file_name, index_file_size)
+from pymq_ref.store.clock import Clock
+from pymq_ref.store.mapped_file import MappedFile
+
+_slot_unpack = SLOT.unpack_from
+_slot_pack = SLOT.pack_into
+_entry_pack = ENTRY.pack_into
+_entry_unpack = ENTRY.unpack_from
+_header_pack = HEADER.pack_into
+_TRAN_ROLLBACK = 0xC
+
+
+def build_key(topic: str, key: str) -> str:
+    """``IndexService.buildKey``: ``topic#key``."""
+    return f"{topic}#{key}"
+
+
+class IndexFile:
+    """One mapped index file. Call order: construct (new or existing) → ``load()`` if existing →
+    ``put_key`` / ``select_phy_offset`` … → ``flush`` → ``close``."""
+
+    def __init__(self, path: str, hash_slot_num: int, index_num: int, end_phy_offset: int = 0,
+                 end_timestamp: int = 0, *, read_only: bool = False):
+        self.path = path
+        self.file_name = os.path.basename(path)
+        self.hash_slot_num = hash_slot_num
+        self.index_num = index_num
+        self.file_size = index_file_size(hash_slot_num, index_num)
+        self.mapped = MappedFile(path, self.file_size, read_only=read_only)
+        self.mm = self.mapped.mm
+        self._entries_at = INDEX_HEADER_SIZE + hash_slot_num * HASH_SLOT_SIZE
+        # the header, in memory; an unloaded new file counts from 1
+        self.begin_timestamp = self.end_timestamp = 0
+        self.begin_phy_offset = self.end_phy_offset = 0
+        self.hash_slot_count = 0
+        self.index_count = 1
+        if end_phy_offset > 0:
+            self.begin_phy_offset = self.end_phy_offset = end_phy_offset
+        if end_timestamp > 0:
+            self.begin_timestamp = self.end_timestamp = end_timestamp
+        if (end_phy_offset > 0 or end_timestamp > 0) and not read_only:
+            # the constructor's setters write straight into the mapped header
+            self.mm[0:32] = HEADER.pack(self.begin_timestamp, self.end_timestamp, self.begin_phy_offset,
+                                        self.end_phy_offset, 0, 0)[:32]
+
+    def load(self) -> None:
+        """``IndexHeader.load``: read the header; an index count <= 0 reads as 1."""
+        h = decode_index_header(self.mm, with_spans=False)
+        self.begin_timestamp, self.end_timestamp = h.begin_timestamp, h.end_timestamp
+        self.begin_phy_offset, self.end_phy_offset = h.begin_phy_offset, h.end_phy_offset
+        self.hash_slot_count = h.hash_slot_count
+        self.index_count = h.effective_index_count
+
+    @property
+    def header(self) -> IndexHeader:
+        return IndexHeader(self.begin_timestamp, self.end_timestamp, self.begin_phy_offset,
+                           self.end_phy_offset, self.hash_slot_count, self.index_count)
+
+    @property
+    def is_write_full(self) -> bool:
+        return self.index_count >= self.index_num
+
+    def put_key(self, key: str, phy_offset: int, store_timestamp: int, key_hash: int | None = None) -> bool:
+        """§9.3. False when the file is full (the caller rolls and retries)."""
+        count = self.index_count
+        if count >= self.index_num:
+            return False
+        h = index_key_hash(key) if key_hash is None else key_hash
+        slot_at = INDEX_HEADER_SIZE + (h % self.hash_slot_num) * HASH_SLOT_SIZE
+        mm = self.mm
+        (prev,) = _slot_unpack(mm, slot_at)
+        if prev <= 0 or prev > count:
+            prev = 0
+        begin = self.begin_timestamp
+        if begin <= 0:
+            diff = 0
+        else:
+            delta = store_timestamp - begin
+            diff = delta // 1000 if delta >= 0 else 0  # negative -> 0 (Java truncation then clamp)
+            if diff > INT_MAX:
+                diff = INT_MAX
+        _entry_pack(mm, self._entries_at + count * INDEX_ENTRY_SIZE, h, phy_offset, diff, prev)
+        _slot_pack(mm, slot_at, count)
+        if count <= 1:
+            self.begin_phy_offset = phy_offset
+            self.begin_timestamp = store_timestamp
+        if prev == 0:
+            self.hash_slot_count += 1
+        self.index_count = count + 1
+        self.end_phy_offset = phy_offset
+        self.end_timestamp = store_timestamp
+        _header_pack(mm, 0, self.begin_timestamp, store_timestamp, self.begin_phy_offset, phy_offset,
+                     self.hash_slot_count, count + 1)
+        return True
+
+    def time_matched(self, begin: int, end: int) -> bool:
+        return self.header.time_matched(begin, end)
+
+    def select_phy_offset(self, key: str, max_num: int, begin: int, end: int,
+                          out: list[int] | None = None) -> list[int]:
+        """§9.4: walk the key's slot chain; append matching offsets (hash + time only) to ``out``."""
+        out = [] if out is None else out
+        h = index_key_hash(key)
+        count = self.index_count
+        mm = self.mm
+        (cur,) = _slot_unpack(mm, INDEX_HEADER_SIZE + (h % self.hash_slot_num) * HASH_SLOT_SIZE)
+        if cur <= 0 or cur > count or count <= 1:
+            return out
+        while len(out) < max_num:
+            kh, phy, diff, prev = _entry_unpack(mm, self._entries_at + cur * INDEX_ENTRY_SIZE)
+            if diff < 0:
+                break
+            t = self.begin_timestamp + diff * 1000
+            if kh == h and begin <= t <= end:
+                out.append(phy)
+            if prev <= 0 or prev > count or prev == cur or t < begin:
+                break
+            cur = prev
+        return out
+
+    def flush(self) -> None:
+        self.mapped.wrote_position = self.file_size
+        self.mapped.flush(0)
+
+    def close(self) -> None:
+        self.mapped.close()
+
+    def destroy(self) -> None:
+        self.mapped.destroy()
+
+    def __repr__(self) -> str:
+        return f"IndexFile({self.file_name}, entries={self.index_count - 1}, {self.header})"
+
+
+def _resolve_tz(name: str) -> tzinfo | None:
+    if name.upper() == "UTC":
+        return timezone.utc
+    if name == "local":
+        return None
+    from zoneinfo import ZoneInfo
+
+    return ZoneInfo(name)
+
+
+class IndexService:
+    """All index files of a store.
+
+    Call order: construct → ``load(last_exit_ok, index_msg_timestamp)`` → ``build_index`` /
+    ``query_offset`` … → ``shutdown()``. ``on_file_full(end_timestamp)`` is called when a full
+    file is flushed at roll time (the store updates the checkpoint's ``indexMsgTimestamp``).
+    """
+
+    def __init__(self, directory: str, hash_slot_num: int, index_num: int, clock: Clock, *,
+                 time_zone: str = "UTC", read_only: bool = False, max_msgs_num_batch: int = 64,
+                 on_file_full=None):
+        self.directory = directory
+        self.hash_slot_num = hash_slot_num
+        self.index_num = index_num
+        self.clock = clock
+        self.tz = _resolve_tz(time_zone)
+        self.read_only = read_only
+        self.max_msgs_num_batch = max_msgs_num_batch
+        self.on_file_full = on_file_full
+        self.files: list[IndexFile] = []
+        self.lock = threading.RLock()
+
+    def load(self, last_exit_ok: bool, index_msg_timestamp: int = 0) -> None:
+        """Map every file of ``index/`` in name order; after an unclean exit drop the files that
+        end after the checkpoint's ``indexMsgTimestamp`` (dispatch rebuilds them)."""
+        if not os.path.isdir(self.directory):
+            return
+        for name in sorted(os.listdir(self.directory)):
+            path = os.path.join(self.directory, name)
+            if not os.path.isfile(path):
+                continue
+            f = IndexFile(path, self.hash_slot_num, self.index_num, read_only=self.read_only)
+            f.load()
+            if not last_exit_ok and f.end_timestamp > index_msg_timestamp and not self.read_only:
+                f.destroy()
+                continue
+            self.files.append(f)
+
+    def _new_file_name(self) -> str:
+        now = self.clock.now_ms()
+        while True:
+            name = index_file_name(now, self.tz) if self.tz is not None else _local_name(now)
+            if not os.path.exists(os.path.join(self.directory, name)):
+                return name
+            now += 1  # pymq-ref: never reuse a name when two files roll in the same millisecond
+
+    def get_and_create_last_index_file(self) -> IndexFile:
+        with self.lock:
+            last = self.files[-1] if self.files else None
+            if last is not None and not last.is_write_full:
+                return last
+            end_phy = last.end_phy_offset if last is not None else 0
+            end_ts = last.end_timestamp if last is not None else 0
+            os.makedirs(self.directory, exist_ok=True)
+            f = IndexFile(os.path.join(self.directory, self._new_file_name()), self.hash_slot_num,
+                          self.index_num, end_phy, end_ts)
+            self.files.append(f)
+        if last is not None:
+            # RocketMQ flushes the previous file on a helper thread; we do it inline
+            last.flush()
+            if last.is_write_full and self.on_file_full is not None:
+                self.on_file_full(last.end_timestamp)
+        return f
+
+    def build_index(self, req) -> None:
+        """``IndexService.buildIndex`` for one dispatch request."""
+        f = self.get_and_create_last_index_file()
+        if req.commit_log_offset < f.end_phy_offset:
+            return
+        if (req.sys_flag & 0xC) == _TRAN_ROLLBACK:
+            return
+        topic = req.topic
+        phy = req.commit_log_offset
+        ts = req.store_timestamp
+        if req.uniq_key is not None:
+            f = self._put_key(f, build_key(topic, req.uniq_key), phy, ts)
+        keys = req.keys
+        if keys:
+            for key in keys.split(" "):
+                if key:
+                    f = self._put_key(f, build_key(topic, key), phy, ts)
+
+    def _put_key(self, f: IndexFile, key: str, phy: int, ts: int) -> IndexFile:
+        h = index_key_hash(key)
+        while not f.put_key(key, phy, ts, h):
+            f = self.get_and_create_last_index_file()
+        return f
+
+    def query_offset(self, topic: str, key: str, max_num: int, begin: int, end: int):
+        """``queryOffset``: ``(phy_offsets, last_update_timestamp, last_update_phy_offset)``."""
+        offsets: list[int] = []
+        last_ts = last_phy = 0
+        max_num = min(max_num, self.max_msgs_num_batch)
+        full_key = build_key(topic, key)
+        with self.lock:
+            files = list(self.files)
+        for i in range(len(files), 0, -1):
+            f = files[i - 1]
+            if i == len(files):
+                last_ts, last_phy = f.end_timestamp, f.end_phy_offset
+            if f.time_matched(begin, end):
+                f.select_phy_offset(full_key, max_num, begin, end, offsets)
+            if f.begin_timestamp < begin:
+                break
+            if len(offsets) >= max_num:
+                break
+        return offsets, last_ts, last_phy
+
+    def delete_expired_file(self, offset: int) -> int:
+        """Delete files (never the last) whose ``endPhyOffset < offset``."""
+        with self.lock:
+            if not self.files or self.files[0].end_phy_offset >= offset:
+                return 0
+            doomed = [f for f in self.files[:-1] if f.end_phy_offset < offset]
+            for f in doomed:
+                f.destroy()
+                self.files.remove(f)
+            return len(doomed)
+
+    def destroy(self) -> None:
+        with self.lock:
+            for f in self.files:
+                f.destroy()
+            self.files = []
+
+    def flush(self) -> None:
+        with self.lock:
+            for f in self.files:
+                if not f.mapped.read_only:
+                    f.flush()
+
+    def shutdown(self) -> None:
+        with self.lock:
+            for f in self.files:
+                f.close()
+            self.files = []
+
+
+def _local_name(now_ms: int) -> str:
+    import time as _time
+
+    t = _time.localtime(now_ms // 1000)
+    return _time.strftime("%Y%m%d%H%M%S", t) + f"{now_ms % 1000:03d}"

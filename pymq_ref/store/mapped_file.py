@@ -1,0 +1,472 @@
+"""MappedFile and MappedFileQueue: the only code that maps store segments into memory.
+
+A *segment* is a fixed-size file named by the 20-digit logical offset of its first byte
+(``storage.md`` §1.1). A :class:`MappedFileQueue` is the ordered chain of segments of one log
+(the CommitLog, or one ConsumeQueue). Each :class:`MappedFile` tracks three positions:
+
+* ``wrote_position``  — bytes appended (in the page cache, visible to readers);
+* ``committed_position`` — same as wrote (we have no transient store pool);
+* ``flushed_position`` — bytes known to be on disk (``msync``).
+
+Theory of operation: appends copy bytes into the mapping (one copy, no syscall); ``flush``
+calls ``msync`` over the dirty pages only when enough pages are dirty (``leastPages``), exactly
+like RocketMQ's ``MappedFile.isAbleToFlush``. A segment is created at its full size (sparse),
+so a reader always finds zeros after the last record.
+
+Read-only mode (``read_only=True``) opens files with ``O_RDONLY`` and maps them with
+``ACCESS_READ``: it never creates, extends, truncates or deletes anything. Loading refuses a
+segment of the wrong size with :class:`~pymq_ref.store.errors.WrongFileSizeError`; inspection
+tools can call :func:`scan_segment_files` to list such files instead.
+
+This module must not know about record layouts: it moves bytes.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import re
+import sys
+from dataclasses import dataclass
+from typing import Iterable
+
+from pymq_ref.store.errors import ReadOnlyStoreError, StoreClosedError, WrongFileSizeError
+
+OS_PAGE_SIZE = 4096
+#: ``MappedFileQueue.DELETE_FILES_BATCH_MAX``
+DELETE_FILES_BATCH_MAX = 10
+_SEGMENT_NAME = re.compile(r"^\d{20}$")
+_USE_FDATASYNC = sys.platform.startswith("linux") and hasattr(os, "fdatasync")
+
+
+def offset_to_file_name(offset: int) -> str:
+    """``UtilAll.offset2FileName``: 20 digits, zero padded."""
+    return f"{offset:020d}"
+
+
+@dataclass(frozen=True, slots=True)
+class SegmentFileInfo:
+    """One entry of :func:`scan_segment_files`."""
+
+    path: str
+    file_from_offset: int | None  # None when the name is not a 20-digit offset
+    size: int
+    expected_size: int
+
+    @property
+    def ok(self) -> bool:
+        return self.file_from_offset is not None and self.size == self.expected_size
+
+
+def scan_segment_files(directory: str, file_size: int) -> list[SegmentFileInfo]:
+    """List every file of a segment directory with its size check, without opening any file."""
+    if not os.path.isdir(directory):
+        return []
+    out = []
+    for name in sorted(os.listdir(directory)):
+        path = os.path.join(directory, name)
+        if not os.path.isfile(path):
+            continue
+        start = int(name) if _SEGMENT_NAME.match(name) else None
+        out.append(SegmentFileInfo(path, start, os.path.getsize(path), file_size))
+    return out
+
+
+class MappedFile:
+    """One memory-mapped segment file.
+
+    Call order: construct (opens and maps) → append / read / flush … → ``close()`` or
+    ``destroy()``. After close, every operation raises :class:`StoreClosedError`.
+    """
+
+    __slots__ = ("path", "file_name", "file_size", "file_from_offset", "read_only", "mm",
+                 "wrote_position", "flushed_position", "store_timestamp", "first_create_in_queue",
+                 "_fd", "_closed")
+
+    def __init__(self, path: str, file_size: int, *, read_only: bool = False, create: bool = True):
+        self.path = path
+        self.file_name = os.path.basename(path)
+        self.file_size = file_size
+        self.file_from_offset = int(self.file_name) if _SEGMENT_NAME.match(self.file_name) else 0
+        self.read_only = read_only
+        exists = os.path.exists(path)
+        if read_only or not create:
+            if not exists:
+                raise FileNotFoundError(path)
+        if exists:
+            actual = os.path.getsize(path)
+            if actual != file_size:
+                raise WrongFileSizeError(path, file_size, actual)
+        if read_only:
+            self._fd = os.open(path, os.O_RDONLY)
+            self.mm = mmap.mmap(self._fd, file_size, access=mmap.ACCESS_READ)
+        else:
+            os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+            self._fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+            if not exists:
+                os.ftruncate(self._fd, file_size)  # sparse, zero-filled, full size
+            self.mm = mmap.mmap(self._fd, file_size, access=mmap.ACCESS_WRITE)
+        self.wrote_position = 0
+        self.flushed_position = 0
+        self.store_timestamp = 0  # store timestamp of the last message appended (CommitLog only)
+        self.first_create_in_queue = False  # created when its queue had no file (ConsumeQueue pre-blank rule)
+        self._closed = False
+
+    # -- positions --------------------------------------------------------------------------
+    @property
+    def committed_position(self) -> int:
+        return self.wrote_position
+
+    @property
+    def read_position(self) -> int:
+        """How far readers may read (``getReadPosition``)."""
+        return self.wrote_position
+
+    def set_positions(self, position: int) -> None:
+        """Set wrote/committed/flushed to ``position`` (recovery, truncation)."""
+        self.wrote_position = self.flushed_position = position
+
+    @property
+    def is_full(self) -> bool:
+        return self.wrote_position == self.file_size
+
+    @property
+    def remaining(self) -> int:
+        return self.file_size - self.wrote_position
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    # -- writing ----------------------------------------------------------------------------
+    def _check_writable(self) -> None:
+        if self._closed:
+            raise StoreClosedError(f"{self.path} is closed")
+        if self.read_only:
+            raise ReadOnlyStoreError(f"{self.path} is open read-only")
+
+    def append(self, data) -> bool:
+        """Copy ``data`` at the write position; False (nothing written) if it does not fit."""
+        self._check_writable()
+        pos = self.wrote_position
+        end = pos + len(data)
+        if end > self.file_size:
+            return False
+        self.mm[pos:end] = data
+        self.wrote_position = end
+        return True
+
+    def write_at(self, pos: int, data) -> None:
+        """Overwrite bytes at ``pos`` without moving positions (headers, zeroing)."""
+        self._check_writable()
+        self.mm[pos:pos + len(data)] = data
+
+    def zero_from(self, pos: int) -> None:
+        """Zero bytes ``[pos, file_size)`` that are not already zero (dirty tail truncation)."""
+        self._check_writable()
+        chunk = 1 << 20
+        zeros = bytes(chunk)
+        while pos < self.file_size:
+            n = min(chunk, self.file_size - pos)
+            if self.mm[pos:pos + n] != zeros[:n]:
+                self.mm[pos:pos + n] = zeros[:n]
+            pos += n
+
+    # -- flushing ---------------------------------------------------------------------------
+    def is_able_to_flush(self, least_pages: int) -> bool:
+        """``MappedFile.isAbleToFlush``."""
+        flushed, write = self.flushed_position, self.wrote_position
+        if self.is_full:
+            return write > flushed or flushed < self.file_size
+        if least_pages > 0:
+            return (write // OS_PAGE_SIZE) - (flushed // OS_PAGE_SIZE) >= least_pages
+        return write > flushed
+
+    def flush(self, least_pages: int = 0) -> int:
+        """``msync`` the dirty range if allowed by ``least_pages``; returns the flushed position."""
+        if self._closed:
+            return self.flushed_position
+        if self.is_able_to_flush(least_pages):
+            write = self.wrote_position
+            if not self.read_only and write > self.flushed_position:
+                if _USE_FDATASYNC:
+                    # Linux: one page cache, so fdatasync writes the mmap's dirty pages too, and
+                    # unlike mmap.flush it releases the GIL (other writers keep appending).
+                    os.fdatasync(self._fd)
+                else:
+                    start = self.flushed_position - self.flushed_position % mmap.PAGESIZE
+                    self.mm.flush(start, write - start)
+            self.flushed_position = write
+        return self.flushed_position
+
+    # -- reading ----------------------------------------------------------------------------
+    def read(self, pos: int, size: int) -> bytes:
+        """A copy of ``size`` bytes at ``pos`` (clipped to the file)."""
+        if self._closed:
+            raise StoreClosedError(f"{self.path} is closed")
+        return self.mm[pos:pos + size]
+
+    def last_modified_ms(self) -> int:
+        """The file's mtime (``File.lastModified``), used by time-based lookups and retention."""
+        return os.stat(self.path).st_mtime_ns // 1_000_000
+
+    def touch(self, now_ms: int) -> None:
+        """Set the file's mtime (mmap writes do not always update it promptly)."""
+        if not self.read_only and not self._closed:
+            os.utime(self._fd if os.utime in os.supports_fd else self.path, ns=(now_ms * 1_000_000,) * 2)
+
+    # -- lifecycle --------------------------------------------------------------------------
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self.mm.close()
+        finally:
+            os.close(self._fd)
+
+    def destroy(self) -> None:
+        """Close and delete the file."""
+        if self.read_only:
+            raise ReadOnlyStoreError(f"{self.path} is open read-only")
+        self.close()
+        try:
+            os.remove(self.path)
+        except FileNotFoundError:
+            pass
+
+    def __repr__(self) -> str:
+        return (f"MappedFile({self.file_name}, size={self.file_size}, wrote={self.wrote_position}, "
+                f"flushed={self.flushed_position}{', ro' if self.read_only else ''})")
+
+
+class MappedFileQueue:
+    """The ordered chain of equal-sized segments of one log.
+
+    Call order: construct → ``load()`` (existing files) → recovery sets positions
+    (``set_positions_after_recovery`` / ``truncate_dirty_files``) → appends via
+    ``get_last_mapped_file`` / ``find_mapped_file_by_offset`` … → ``shutdown()``.
+    """
+
+    def __init__(self, directory: str, file_size: int, *, read_only: bool = False):
+        self.directory = directory
+        self.file_size = file_size
+        self.read_only = read_only
+        self.files: list[MappedFile] = []
+        self.flushed_where = 0
+        self.committed_where = 0
+        self.store_timestamp = 0  # store timestamp covered by the last *full* flush
+
+    # -- loading ----------------------------------------------------------------------------
+    def load(self) -> None:
+        """Map every segment (sorted by name), each provisionally full (``doLoad``).
+
+        Raises :class:`WrongFileSizeError` on the first file of the wrong size, naming it.
+        Files whose names are not 20-digit offsets are ignored (RocketMQ would fail).
+        """
+        infos = scan_segment_files(self.directory, self.file_size)
+        for info in infos:
+            if info.file_from_offset is None:
+                continue
+            if info.size != self.file_size:
+                self.shutdown()
+                raise WrongFileSizeError(info.path, self.file_size, info.size)
+        for info in infos:
+            if info.file_from_offset is None:
+                continue
+            mf = MappedFile(info.path, self.file_size, read_only=self.read_only, create=False)
+            mf.set_positions(self.file_size)
+            self.files.append(mf)
+
+    # -- lookup -----------------------------------------------------------------------------
+    @property
+    def first(self) -> MappedFile | None:
+        return self.files[0] if self.files else None
+
+    @property
+    def last(self) -> MappedFile | None:
+        return self.files[-1] if self.files else None
+
+    def get_last_mapped_file(self, start_offset: int = 0, need_create: bool = True) -> MappedFile | None:
+        """The last file; creates one when there is none or it is full (``getLastMappedFile``)."""
+        last = self.files[-1] if self.files else None
+        if last is not None and not last.is_full:
+            return last
+        if not need_create:
+            return last
+        if self.read_only:
+            raise ReadOnlyStoreError(f"{self.directory} is open read-only")
+        if last is None:
+            create_offset = start_offset - start_offset % self.file_size
+        else:
+            create_offset = last.file_from_offset + self.file_size
+        mf = MappedFile(os.path.join(self.directory, offset_to_file_name(create_offset)), self.file_size)
+        mf.first_create_in_queue = not self.files
+        self.files.append(mf)
+        return mf
+
+    def find_mapped_file_by_offset(self, offset: int, return_first_on_not_found: bool = False) -> MappedFile | None:
+        """The file with ``file_from_offset <= offset < file_from_offset + file_size``."""
+        files = self.files
+        if not files:
+            return None
+        first = files[0]
+        if first.file_from_offset <= offset < files[-1].file_from_offset + self.file_size:
+            index = offset // self.file_size - first.file_from_offset // self.file_size
+            if 0 <= index < len(files):
+                mf = files[index]
+                if mf.file_from_offset <= offset < mf.file_from_offset + self.file_size:
+                    return mf
+            for mf in files:
+                if mf.file_from_offset <= offset < mf.file_from_offset + self.file_size:
+                    return mf
+        return first if return_first_on_not_found else None
+
+    def get_mapped_file_by_time(self, timestamp: int) -> MappedFile | None:
+        """``getMappedFileByTime``: the first file modified at or after ``timestamp``, else the last."""
+        for mf in self.files:
+            if mf.last_modified_ms() >= timestamp:
+                return mf
+        return self.files[-1] if self.files else None
+
+    @property
+    def min_offset(self) -> int:
+        """Start of the first file, or -1 when empty."""
+        return self.files[0].file_from_offset if self.files else -1
+
+    @property
+    def max_offset(self) -> int:
+        """End of readable data (``getMaxOffset``)."""
+        last = self.last
+        return last.file_from_offset + last.read_position if last else 0
+
+    @property
+    def max_wrote_position(self) -> int:
+        last = self.last
+        return last.file_from_offset + last.wrote_position if last else 0
+
+    def roll_next_file(self, offset: int) -> int:
+        return offset + self.file_size - offset % self.file_size
+
+    def read(self, offset: int, size: int) -> bytes | None:
+        """Bytes ``[offset, offset+size)`` if they lie in one file's readable region."""
+        mf = self.find_mapped_file_by_offset(offset)
+        if mf is None:
+            return None
+        pos = offset - mf.file_from_offset
+        if pos + size > mf.read_position:
+            return None
+        return mf.read(pos, size)
+
+    # -- flushing ---------------------------------------------------------------------------
+    def flush(self, least_pages: int = 0) -> bool:
+        """Flush the file holding ``flushed_where``; True when nothing was flushed (like RocketMQ)."""
+        mf = self.find_mapped_file_by_offset(self.flushed_where, self.flushed_where == 0)
+        if mf is None:
+            return True
+        ts = mf.store_timestamp
+        where = mf.file_from_offset + mf.flush(least_pages)
+        nothing = where == self.flushed_where
+        self.flushed_where = where
+        self.committed_where = max(self.committed_where, where)
+        if least_pages == 0:
+            self.store_timestamp = ts
+        return nothing
+
+    def flush_all(self) -> None:
+        """Flush until everything written is on disk (used at shutdown and by SYNC flush)."""
+        for _ in range(len(self.files) + 1):
+            self.flush(0)
+            if self.flushed_where >= self.max_wrote_position:
+                break
+
+    # -- truncation and deletion ------------------------------------------------------------
+    def truncate_dirty_files(self, offset: int) -> None:
+        """``truncateDirtyFiles``: positions of the file holding ``offset`` set to it, later files deleted.
+
+        pymq-ref also zeroes the dirty bytes after ``offset`` in that file, so that the
+        "zeros end the data" rule holds for every later reader (RocketMQ leaves them and
+        overwrites them with the next appends).
+        """
+        keep = []
+        for mf in self.files:
+            tail = mf.file_from_offset + self.file_size
+            if tail > offset:
+                if offset >= mf.file_from_offset:
+                    pos = offset % self.file_size
+                    mf.set_positions(pos)
+                    if not self.read_only:
+                        mf.zero_from(pos)
+                    keep.append(mf)
+                else:
+                    if not self.read_only:
+                        mf.destroy()
+                    else:
+                        mf.close()
+            else:
+                keep.append(mf)
+        self.files = keep
+        self.flushed_where = min(self.flushed_where, offset)
+        self.committed_where = min(self.committed_where, offset)
+
+    def set_flushed_where(self, offset: int) -> None:
+        self.flushed_where = self.committed_where = offset
+
+    def delete_last_file(self) -> None:
+        """Delete the last file (read-only: only forget it)."""
+        if self.files:
+            mf = self.files.pop()
+            mf.close() if self.read_only else mf.destroy()
+
+    def delete_expired_file_by_time(self, expired_ms: int, now_ms: int, clean_immediately: bool = False,
+                                    max_batch: int = DELETE_FILES_BATCH_MAX) -> int:
+        """``deleteExpiredFileByTime``: delete leading files (never the last) with
+        ``last_modified + expired_ms <= now``; stop at the first one that is not expired."""
+        deleted = 0
+        while len(self.files) > 1 and deleted < max_batch:
+            mf = self.files[0]
+            if now_ms >= mf.last_modified_ms() + expired_ms or clean_immediately:
+                self.files.pop(0).destroy()
+                deleted += 1
+            else:
+                break
+        return deleted
+
+    def delete_expired_file_by_offset(self, offset: int, unit_size: int) -> int:
+        """``deleteExpiredFileByOffset`` (ConsumeQueues): delete leading files (never the last)
+        whose last unit points below CommitLog offset ``offset``."""
+        deleted = 0
+        while len(self.files) > 1:
+            mf = self.files[0]
+            last_unit_phy = int.from_bytes(mf.read(self.file_size - unit_size, 8), "big", signed=True)
+            if last_unit_phy < offset:
+                self.files.pop(0).destroy()
+                deleted += 1
+            else:
+                break
+        return deleted
+
+    def destroy(self) -> None:
+        """Delete every file (and the directory if it ends up empty); read-only: only forget them."""
+        if self.read_only:
+            self.shutdown()
+            self.files = []
+            return
+        for mf in self.files:
+            mf.destroy()
+        self.files = []
+        self.flushed_where = self.committed_where = 0
+        try:
+            os.rmdir(self.directory)
+        except OSError:
+            pass
+
+    def shutdown(self) -> None:
+        for mf in self.files:
+            mf.close()
+
+    def __iter__(self) -> Iterable[MappedFile]:
+        return iter(self.files)
+
+    def __len__(self) -> int:
+        return len(self.files)

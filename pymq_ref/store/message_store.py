@@ -1,0 +1,633 @@
+"""MessageStore: the store facade (``DefaultMessageStore``) over CommitLog, ConsumeQueues, IndexFiles.
+
+Legal call order::
+
+    store = MessageStore(config, clock)      # nothing touched yet
+    store.load()                             # map files, recover (normal or abnormal)
+    store.start()                            # lock file, abort file, reput catch-up, threads
+    store.put_message(...) / get_message(...) / query_message(...) ...   # any order, any thread
+    store.shutdown()                         # flush, checkpoint, delete abort, unlock
+
+``MessageStore.open(config, clock, ...)`` does ``load()`` + ``start()`` (read-only: ``load()`` only);
+the store is also a context manager that shuts down on exit. Calls after ``shutdown()`` raise
+:class:`~pymq_ref.store.errors.StoreClosedError` (puts answer SERVICE_NOT_AVAILABLE).
+
+Two ways to run:
+
+* ``threads=False`` (default, deterministic): no background thread. Each put dispatches inline
+  (ConsumeQueue + index built under the put lock from the put's own data), SYNC_FLUSH flushes
+  inline, ASYNC_FLUSH flushes only when :meth:`flush` or :meth:`shutdown` is called. With a
+  :class:`~pymq_ref.store.clock.ManualClock` every run writes the same bytes.
+* ``threads=True``: like the broker — a reput thread reads the CommitLog back and dispatches, a
+  flush thread (ASYNC) or a group-commit thread (SYNC), and a ConsumeQueue flush thread.
+  ``inline_dispatch=True`` keeps dispatch on the put path while flushing in the background.
+
+``read_only=True`` opens any store directory (ours or a real RocketMQ one) for inspection:
+nothing is created, locked, truncated or deleted; recovery only computes where valid data ends.
+"""
+
+from __future__ import annotations
+
+import enum
+import fcntl
+import os
+import threading
+from dataclasses import dataclass, field
+
+from pymq_ref.formats.hashing import java_string_hash
+from pymq_ref.formats.message import MessageRecord, decode_record
+from pymq_ref.formats.msgid import parse_offset_msg_id
+from pymq_ref.store import recovery
+from pymq_ref.store.checkpoint import StoreCheckpoint
+from pymq_ref.store.clock import Clock, SystemClock
+from pymq_ref.store.commit_log import (CommitLog, PutMessageResult, PutMessageStatus, encode_batch_for_append,
+                                       encode_for_append)
+from pymq_ref.store.consume_queue import ConsumeQueue
+from pymq_ref.store.dispatch import BuildConsumeQueue, BuildIndex, DispatchRequest, dispatch_request_from_record
+from pymq_ref.store.errors import (MessageIllegalError, PropertiesSizeExceededError, StoreClosedError,
+                                   StoreLockedError)
+from pymq_ref.store.flush import FlushConsumeQueueService, FlushRealTimeService, GroupCommitService
+from pymq_ref.store.index import IndexService
+from pymq_ref.store.store_config import FlushDiskType, MessageStoreConfig
+from pymq_ref.errors import FormatError, SizeMismatchError
+
+
+class GetMessageStatus(enum.Enum):
+    FOUND = "FOUND"
+    NO_MATCHED_MESSAGE = "NO_MATCHED_MESSAGE"
+    MESSAGE_WAS_REMOVING = "MESSAGE_WAS_REMOVING"
+    OFFSET_FOUND_NULL = "OFFSET_FOUND_NULL"
+    OFFSET_OVERFLOW_BADLY = "OFFSET_OVERFLOW_BADLY"
+    OFFSET_OVERFLOW_ONE = "OFFSET_OVERFLOW_ONE"
+    OFFSET_TOO_SMALL = "OFFSET_TOO_SMALL"
+    NO_MATCHED_LOGIC_QUEUE = "NO_MATCHED_LOGIC_QUEUE"
+    NO_MESSAGE_IN_QUEUE = "NO_MESSAGE_IN_QUEUE"
+
+
+class TagFilter:
+    """Tag subscription as ``ExpressionMessageFilter`` applies it to ConsumeQueue units:
+    ``"*"`` (or empty) matches all, otherwise ``(int) tagsCode`` must be in the hash set of the
+    ``||``-separated tags. Hash collisions pass (clients re-check the tag string)."""
+
+    def __init__(self, expression: str | None = "*"):
+        self.expression = (expression or "*").strip()
+        self.match_all = self.expression in ("", "*")
+        self.tags = [t.strip() for t in self.expression.split("||") if t.strip()] if not self.match_all else []
+        self.code_set = {java_string_hash(t) for t in self.tags}
+
+    def is_matched_by_consume_queue(self, tags_code: int | None) -> bool:
+        if tags_code is None or self.match_all:
+            return True
+        low = tags_code & 0xFFFFFFFF
+        return (low - (1 << 32) if low & 0x80000000 else low) in self.code_set
+
+
+@dataclass
+class GetMessageResult:
+    status: GetMessageStatus
+    next_begin_offset: int
+    min_offset: int
+    max_offset: int
+    buffers: list[bytes] = field(default_factory=list)
+    phy_offsets: list[int] = field(default_factory=list)
+
+    @property
+    def message_count(self) -> int:
+        return len(self.buffers)
+
+    @property
+    def buffer_total_size(self) -> int:
+        return sum(map(len, self.buffers))
+
+    def records(self) -> list[MessageRecord]:
+        return [decode_record(b, 0, base=o, with_spans=False) for b, o in zip(self.buffers, self.phy_offsets)]
+
+
+@dataclass
+class QueryMessageResult:
+    messages: list[MessageRecord]
+    index_last_update_timestamp: int = 0
+    index_last_update_phyoffset: int = 0
+
+
+_LOCKED_DIRS: set[str] = set()
+_LOCKED_DIRS_GUARD = threading.Lock()
+
+
+class MessageStore:
+    def __init__(self, config: MessageStoreConfig | None = None, clock: Clock | None = None, *,
+                 read_only: bool = False, threads: bool = False, inline_dispatch: bool | None = None):
+        self.config = config or MessageStoreConfig()
+        self.clock = clock or SystemClock()
+        self.read_only = read_only
+        self.threads = threads
+        self.inline_dispatch = (not threads) if inline_dispatch is None else inline_dispatch
+        if read_only:
+            self.inline_dispatch = False
+        c = self.config
+        self.root = c.store_path_root_dir
+        self.delay_table = c.delay_level_table
+        self.commit_log = CommitLog(c.store_path_commit_log_dir, c.mapped_file_size_commit_log, self.clock,
+                                    read_only=read_only, delay_table=self.delay_table,
+                                    max_message_size=c.max_message_size,
+                                    inline_dispatch=self._dispatch_many if self.inline_dispatch else None)
+        self.consume_queue_table: dict[str, dict[int, ConsumeQueue]] = {}
+        self.checkpoint: StoreCheckpoint | None = None
+        self.index_service = IndexService(os.path.join(self.root, "index"), c.max_hash_slot_num, c.max_index_num,
+                                          self.clock, time_zone=c.index_file_time_zone, read_only=read_only,
+                                          max_msgs_num_batch=c.max_msgs_num_batch,
+                                          on_file_full=self._on_index_file_full)
+        self.dispatchers = [BuildConsumeQueue(self.find_consume_queue, self._on_cq_unit_written),
+                            BuildIndex(self.index_service, c.message_index_enable)]
+        self.reput_from_offset = 0
+        self.last_exit_ok = True
+        self.recovered_offset = 0
+        self._state = "new"
+        self._lock_fd: int | None = None
+        self._reput_lock = threading.Lock()
+        self._services: list = []
+        self._reput_thread: threading.Thread | None = None
+        self._reput_stop = threading.Event()
+        self.group_commit: GroupCommitService | None = None
+
+    # -- paths ------------------------------------------------------------------------------
+    @property
+    def abort_path(self) -> str:
+        return os.path.join(self.root, "abort")
+
+    @property
+    def consume_queue_dir(self) -> str:
+        return os.path.join(self.root, "consumequeue")
+
+    # -- lifecycle --------------------------------------------------------------------------
+    @classmethod
+    def open(cls, config: MessageStoreConfig | str, clock: Clock | None = None, **kwargs) -> "MessageStore":
+        """Load (and, unless read-only, start) the store at ``config`` (a config or a root dir)."""
+        if isinstance(config, str):
+            config = MessageStoreConfig(store_path_root_dir=config)
+        store = cls(config, clock, **kwargs)
+        store.load()
+        if not store.read_only:
+            store.start()
+        return store
+
+    def __enter__(self) -> "MessageStore":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.shutdown()
+
+    def load(self) -> None:
+        """Map every file and recover (§11.2). Raises WrongFileSizeError for a bad segment."""
+        if self._state != "new":
+            raise StoreClosedError(f"load() called in state {self._state}")
+        if not self.read_only:
+            os.makedirs(self.root, exist_ok=True)
+            self._acquire_lock()
+        self.last_exit_ok = not os.path.exists(self.abort_path)
+        try:
+            self.commit_log.load()
+            self._load_consume_queues()
+            self.checkpoint = StoreCheckpoint(os.path.join(self.root, "checkpoint"), read_only=self.read_only)
+            self.index_service.load(self.last_exit_ok, self.checkpoint.index_msg_timestamp)
+            self._recover()
+        except BaseException:
+            self._close_files()
+            self._release_lock()
+            raise
+        self._state = "loaded"
+
+    def _acquire_lock(self) -> None:
+        """The ``lock`` file: 4 bytes ``lock`` and an exclusive OS lock on byte 0 (as RocketMQ)."""
+        path = os.path.realpath(os.path.join(self.root, "lock"))
+        with _LOCKED_DIRS_GUARD:
+            if path in _LOCKED_DIRS:
+                raise StoreLockedError(f"{path}: the store is already open in this process")
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, 0)
+            except OSError:
+                os.close(fd)
+                raise StoreLockedError(f"{path}: lock failed, the store is already in use by another process") from None
+            os.pwrite(fd, b"lock", 0)
+            os.fsync(fd)
+            _LOCKED_DIRS.add(path)
+            self._lock_fd = fd
+            self._lock_path = path
+
+    def _release_lock(self) -> None:
+        if self._lock_fd is not None:
+            with _LOCKED_DIRS_GUARD:
+                _LOCKED_DIRS.discard(self._lock_path)
+                os.close(self._lock_fd)  # closing releases the lockf lock
+                self._lock_fd = None
+
+    def _load_consume_queues(self) -> None:
+        root = self.consume_queue_dir
+        if not os.path.isdir(root):
+            return
+        size = self.config.mapped_file_size_consume_queue_rounded
+        for topic in sorted(os.listdir(root)):
+            tdir = os.path.join(root, topic)
+            if not os.path.isdir(tdir):
+                continue
+            for qdir in sorted(os.listdir(tdir)):
+                if not qdir.lstrip("-").isdigit():
+                    continue
+                cq = ConsumeQueue(topic, int(qdir), root, size, read_only=self.read_only)
+                cq.load()
+                self.consume_queue_table.setdefault(topic, {})[int(qdir)] = cq
+
+    def _all_cqs(self) -> list[ConsumeQueue]:
+        return [cq for qs in self.consume_queue_table.values() for cq in qs.values()]
+
+    def _recover(self) -> None:
+        c = self.config
+        cqs = self._all_cqs()
+        for cq in cqs:
+            cq.recover()
+        max_phy_cq = max((cq.max_physic_offset for cq in cqs), default=-1)
+        if self.last_exit_ok or self.read_only:
+            self.recovered_offset = recovery.recover_normally(
+                self.commit_log, cqs, check_crc=c.check_crc_on_recover, delay_table=self.delay_table,
+                max_phy_offset_of_cq=max_phy_cq)
+        else:
+            self.recovered_offset = recovery.recover_abnormally(
+                self.commit_log, cqs, self.checkpoint, self._dispatch, check_crc=c.check_crc_on_recover,
+                delay_table=self.delay_table, max_phy_offset_of_cq=max_phy_cq,
+                message_index_enable=c.message_index_enable, message_index_safe=c.message_index_safe)
+        self.recover_topic_queue_table()
+
+    def recover_topic_queue_table(self) -> None:
+        table = {}
+        min_phy = self.commit_log.min_offset
+        for cq in self._all_cqs():
+            table[f"{cq.topic}-{cq.queue_id}"] = cq.max_offset_in_queue
+            cq.correct_min_offset(min_phy)
+        self.commit_log.topic_queue_table = table
+
+    def start(self) -> None:
+        """Create ``abort``, catch the derived files up with the CommitLog, start threads."""
+        if self._state != "loaded":
+            raise StoreClosedError(f"start() called in state {self._state}")
+        if self.read_only:
+            raise StoreClosedError("a read-only store is not started")
+        c = self.config
+        with open(self.abort_path, "wb"):
+            pass
+        max_phy = max((cq.max_physic_offset for cq in self._all_cqs()), default=0)
+        self.reput_from_offset = max(max_phy, self.commit_log.min_offset, 0)
+        self.do_reput()
+        self.recover_topic_queue_table()
+        if self.threads:
+            on_flushed = self._on_commit_log_flushed
+            if c.flush_disk_type is FlushDiskType.SYNC_FLUSH:
+                self.group_commit = GroupCommitService(self.commit_log, on_flushed)
+                self._services.append(self.group_commit)
+            else:
+                self._services.append(FlushRealTimeService(
+                    self.commit_log, c.flush_interval_commit_log, c.flush_commit_log_least_pages,
+                    c.flush_commit_log_thorough_interval, on_flushed))
+            self._services.append(FlushConsumeQueueService(self, c.flush_interval_consume_queue,
+                                                           c.flush_consume_queue_least_pages,
+                                                           c.flush_consume_queue_thorough_interval))
+            for s in self._services:
+                s.start()
+            if not self.inline_dispatch:
+                self._reput_thread = threading.Thread(target=self._reput_loop, name="ReputMessageService",
+                                                      daemon=True)
+                self._reput_thread.start()
+        self._state = "running"
+
+    def shutdown(self) -> None:
+        """Stop threads, flush everything, write the checkpoint, delete ``abort``, unlock."""
+        if self._state in ("shutdown", "new"):
+            self._state = "shutdown"
+            return
+        running = self._state == "running"
+        self._state = "shutdown"
+        if self._reput_thread is not None:
+            self._reput_stop.set()
+            self._reput_thread.join(timeout=10)
+        for s in self._services:
+            s.shutdown()
+        if running:
+            self.do_reput()
+            self.flush()
+            if self.dispatch_behind_bytes() == 0:
+                try:
+                    os.remove(self.abort_path)
+                except FileNotFoundError:
+                    pass
+        self._close_files()
+        self._release_lock()
+
+    def _close_files(self) -> None:
+        self.commit_log.shutdown()
+        for cq in self._all_cqs():
+            cq.shutdown()
+        self.index_service.shutdown()
+        if self.checkpoint is not None:
+            self.checkpoint.close()
+
+    def _check_running(self) -> None:
+        if self._state != "running" and not (self.read_only and self._state == "loaded"):
+            raise StoreClosedError(f"the store is {self._state}")
+
+    # -- dispatch ---------------------------------------------------------------------------
+    def _dispatch(self, req: DispatchRequest) -> None:
+        for d in self.dispatchers:
+            d.dispatch(req)
+
+    def _dispatch_many(self, reqs: list[DispatchRequest]) -> None:
+        for req in reqs:
+            for d in self.dispatchers:
+                d.dispatch(req)
+        self.reput_from_offset = reqs[-1].commit_log_offset + reqs[-1].msg_size
+
+    def _on_cq_unit_written(self, store_timestamp: int) -> None:
+        if self.checkpoint is not None:
+            self.checkpoint.logics_msg_timestamp = store_timestamp
+
+    def _on_index_file_full(self, end_timestamp: int) -> None:
+        if self.checkpoint is not None:
+            self.checkpoint.index_msg_timestamp = end_timestamp
+            self.checkpoint.flush()
+
+    def _on_commit_log_flushed(self, store_timestamp: int) -> None:
+        if self.checkpoint is not None:
+            self.checkpoint.physic_msg_timestamp = store_timestamp
+
+    def find_consume_queue(self, topic: str, queue_id: int, create: bool = True) -> ConsumeQueue | None:
+        qs = self.consume_queue_table.get(topic)
+        cq = qs.get(queue_id) if qs else None
+        if cq is None and create and not self.read_only:
+            cq = ConsumeQueue(topic, queue_id, self.consume_queue_dir,
+                              self.config.mapped_file_size_consume_queue_rounded)
+            self.consume_queue_table.setdefault(topic, {})[queue_id] = cq
+        return cq
+
+    def dispatch_behind_bytes(self) -> int:
+        return max(0, self.commit_log.max_offset - self.reput_from_offset)
+
+    def do_reput(self) -> int:
+        """Dispatch every record between ``reput_from_offset`` and the CommitLog end; returns how many."""
+        count = 0
+        cl = self.commit_log
+        with self._reput_lock:
+            if self.reput_from_offset < cl.min_offset:
+                self.reput_from_offset = cl.min_offset
+            while self.reput_from_offset < cl.max_offset:
+                mf = cl.queue.find_mapped_file_by_offset(self.reput_from_offset)
+                if mf is None:
+                    break
+                base = mf.file_from_offset
+                pos = self.reput_from_offset - base
+                end = mf.read_position
+                advanced = False
+                while pos < end:
+                    try:
+                        rec = decode_record(mf.mm, pos, base=base, with_spans=False)
+                    except SizeMismatchError as e:
+                        size = e.found if isinstance(e.found, int) and e.found > 0 else 0
+                        if size:
+                            pos += size  # RocketMQ skips a record whose size does not add up
+                            continue
+                        rec = None
+                    except FormatError:
+                        rec = None
+                    if rec is None:
+                        pos = end  # master: skip the rest of this file's readable region
+                        break
+                    if not isinstance(rec, MessageRecord):  # blank: next file
+                        pos = mf.file_size
+                        break
+                    self._dispatch(dispatch_request_from_record(rec, self.delay_table))
+                    count += 1
+                    pos += rec.total_size
+                    advanced = True
+                new_from = base + pos
+                if new_from == self.reput_from_offset and not advanced:
+                    break
+                self.reput_from_offset = new_from
+        return count
+
+    def _reput_loop(self) -> None:
+        while not self._reput_stop.wait(0.001):
+            self.do_reput()
+
+    # -- flushing ---------------------------------------------------------------------------
+    def flush(self) -> None:
+        """Flush the CommitLog, every ConsumeQueue and the index files, then the checkpoint."""
+        cl = self.commit_log
+        if cl.read_only:
+            return
+        cl.queue.flush_all()
+        if cl.queue.store_timestamp > 0:
+            self._on_commit_log_flushed(cl.queue.store_timestamp)
+        self.flush_consume_queues(0, checkpoint=False)
+        self.index_service.flush()
+        if self.checkpoint is not None:
+            self.checkpoint.flush()
+
+    def flush_consume_queues(self, least_pages: int, checkpoint: bool) -> None:
+        logics_ts = self.checkpoint.logics_msg_timestamp if self.checkpoint else 0
+        for cq in self._all_cqs():
+            cq.flush(least_pages)
+        if checkpoint and self.checkpoint is not None:
+            self.checkpoint.logics_msg_timestamp = logics_ts
+            self.checkpoint.flush()
+
+    # -- put --------------------------------------------------------------------------------
+    def put_message(self, msg: MessageRecord) -> PutMessageResult:
+        """Store one message (``asyncPutMessage`` + wait). Limits answer MESSAGE_ILLEGAL or
+        PROPERTIES_SIZE_EXCEEDED with ``error`` saying which limit."""
+        if self._state != "running" or self.read_only:
+            return PutMessageResult(PutMessageStatus.SERVICE_NOT_AVAILABLE, error=f"the store is {self._state}")
+        try:
+            enc = encode_for_append(msg, self.config.max_message_size)
+        except PropertiesSizeExceededError as e:
+            return PutMessageResult(PutMessageStatus.PROPERTIES_SIZE_EXCEEDED, error=str(e))
+        except (MessageIllegalError, FormatError, ValueError) as e:
+            return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, error=str(e))
+        return self._append(enc)
+
+    def put_messages(self, batch: MessageRecord) -> PutMessageResult:
+        """Store a batch: ``batch.body`` is a SEND_BATCH_MESSAGE body, ``batch.properties`` the
+        batch-level properties (incl. CLUSTER); topic/queue/born/store data from ``batch``."""
+        if self._state != "running" or self.read_only:
+            return PutMessageResult(PutMessageStatus.SERVICE_NOT_AVAILABLE, error=f"the store is {self._state}")
+        try:
+            enc = encode_batch_for_append(batch, self.config.max_message_size)
+        except PropertiesSizeExceededError as e:
+            return PutMessageResult(PutMessageStatus.PROPERTIES_SIZE_EXCEEDED, error=str(e))
+        except (MessageIllegalError, FormatError, ValueError) as e:
+            return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, error=str(e))
+        return self._append(enc)
+
+    def _append(self, enc) -> PutMessageResult:
+        try:
+            result = self.commit_log.append(enc)
+        except MessageIllegalError as e:
+            return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, error=str(e))
+        status = PutMessageStatus.PUT_OK
+        if self.config.flush_disk_type is FlushDiskType.SYNC_FLUSH and enc.wait_store_msg_ok:
+            end = result.wrote_offset + result.wrote_bytes
+            if self.group_commit is not None:
+                if not self.group_commit.flush_and_wait(end, self.config.sync_flush_timeout):
+                    status = PutMessageStatus.FLUSH_DISK_TIMEOUT
+            else:
+                queue = self.commit_log.queue
+                with self._reput_lock:
+                    queue.flush_all()
+                    self._on_commit_log_flushed(queue.store_timestamp)
+                if queue.flushed_where < end:
+                    status = PutMessageStatus.FLUSH_DISK_TIMEOUT
+        elif self.group_commit is not None:
+            self.group_commit.wakeup()
+        return PutMessageResult(status, result)
+
+    # -- get --------------------------------------------------------------------------------
+    def get_message(self, group: str, topic: str, queue_id: int, offset: int, max_msg_nums: int = 32,
+                    tag_filter: TagFilter | str | None = None) -> GetMessageResult:
+        """``DefaultMessageStore.getMessage`` (pull) with RocketMQ's statuses and next offsets."""
+        self._check_running()
+        if isinstance(tag_filter, str):
+            tag_filter = TagFilter(tag_filter)
+        c = self.config
+        cq = self.find_consume_queue(topic, queue_id, create=False)
+        if cq is None:
+            return GetMessageResult(GetMessageStatus.NO_MATCHED_LOGIC_QUEUE, 0, 0, 0)
+        min_off, max_off = cq.min_offset_in_queue, cq.max_offset_in_queue
+        if max_off == 0:
+            return GetMessageResult(GetMessageStatus.NO_MESSAGE_IN_QUEUE, 0, min_off, max_off)
+        if offset < min_off:
+            return GetMessageResult(GetMessageStatus.OFFSET_TOO_SMALL, min_off, min_off, max_off)
+        if offset == max_off:
+            return GetMessageResult(GetMessageStatus.OFFSET_OVERFLOW_ONE, offset, min_off, max_off)
+        if offset > max_off:
+            return GetMessageResult(GetMessageStatus.OFFSET_OVERFLOW_BADLY, max_off, min_off, max_off)
+        units = list(cq.iter_units_from(offset))
+        if not units:
+            return GetMessageResult(GetMessageStatus.OFFSET_FOUND_NULL, cq.roll_next_file(offset), min_off, max_off)
+        result = GetMessageResult(GetMessageStatus.NO_MATCHED_MESSAGE, offset, min_off, max_off)
+        max_filter = max(16000, max_msg_nums * 20) // 20
+        next_phy_file_start = None
+        i = 0
+        total = 0
+        while i < len(units) and i < max_filter:
+            _, phy, size, tags = units[i]
+            if next_phy_file_start is not None and phy < next_phy_file_start:
+                i += 1
+                continue
+            n = len(result.buffers)
+            if n and total and (max_msg_nums <= n or total + size > c.max_transfer_bytes_on_message_in_memory
+                                or n > c.max_transfer_count_on_message_in_memory - 1):
+                break
+            if tag_filter is not None and not tag_filter.is_matched_by_consume_queue(tags):
+                i += 1
+                continue
+            data = self.commit_log.get_data(phy, size)
+            if data is None:
+                if not result.buffers:
+                    result.status = GetMessageStatus.MESSAGE_WAS_REMOVING
+                next_phy_file_start = self.commit_log.roll_next_file(phy)
+                i += 1
+                continue
+            result.buffers.append(data)
+            result.phy_offsets.append(phy)
+            total += size
+            result.status = GetMessageStatus.FOUND
+            next_phy_file_start = None
+            i += 1
+        result.next_begin_offset = offset + i
+        return result
+
+    def look_message_by_offset(self, commit_log_offset: int, size: int | None = None) -> MessageRecord | None:
+        self._check_running()
+        try:
+            rec = self.commit_log.look_message_by_offset(commit_log_offset, size)
+        except FormatError:
+            return None
+        return rec if isinstance(rec, MessageRecord) else None
+
+    def view_message(self, offset_msg_id: str) -> MessageRecord | None:
+        """Look a message up by its offset msg id (store host + physical offset)."""
+        _host, offset = parse_offset_msg_id(offset_msg_id)
+        return self.look_message_by_offset(offset)
+
+    def query_message(self, topic: str, key: str, max_num: int = 32, begin: int = 0,
+                      end: int = 2**63 - 1) -> QueryMessageResult:
+        """``queryMessage`` by key (UNIQ_KEY or a KEYS token) in ``[begin, end]`` store time.
+
+        Unlike 4.9.4 (which leaves it to clients) every candidate is re-read from the CommitLog
+        and kept only if its topic and key really match, so hash collisions never leak.
+        """
+        self._check_running()
+        out: dict[int, MessageRecord] = {}
+        last_ts, last_phy = 0, 0
+        last_query_time = end
+        for _ in range(3):
+            offsets, ts, phy = self.index_service.query_offset(topic, key, max_num, begin, last_query_time)
+            if not offsets:
+                break
+            offsets.sort()
+            last_ts, last_phy = ts, phy
+            found = False
+            for m, off in enumerate(offsets):
+                rec = self.look_message_by_offset(off)
+                if rec is None:
+                    continue
+                if m == 0:
+                    last_query_time = rec.store_timestamp
+                if rec.topic == topic and (rec.uniq_key == key or key in rec.keys):
+                    out[off] = rec
+                    found = True
+            if found or last_query_time < begin:
+                break
+        return QueryMessageResult([out[o] for o in sorted(out)][:max_num], last_ts, last_phy)
+
+    # -- offsets ----------------------------------------------------------------------------
+    def get_max_offset_in_queue(self, topic: str, queue_id: int) -> int:
+        cq = self.find_consume_queue(topic, queue_id, create=False)
+        return cq.max_offset_in_queue if cq else 0
+
+    def get_min_offset_in_queue(self, topic: str, queue_id: int) -> int:
+        cq = self.find_consume_queue(topic, queue_id, create=False)
+        return cq.min_offset_in_queue if cq else -1
+
+    def get_min_phy_offset(self) -> int:
+        return self.commit_log.min_offset
+
+    def get_max_phy_offset(self) -> int:
+        return self.commit_log.max_offset
+
+    def get_commit_log_offset_in_queue(self, topic: str, queue_id: int, cq_offset: int) -> int:
+        cq = self.find_consume_queue(topic, queue_id, create=False)
+        unit = cq.get_unit(cq_offset) if cq else None
+        return unit.phy_offset if unit else 0
+
+    def search_offset_by_time(self, topic: str, queue_id: int, timestamp: int) -> int:
+        """``getOffsetInQueueByTime`` (see :meth:`ConsumeQueue.offset_in_queue_by_time`)."""
+        cq = self.find_consume_queue(topic, queue_id, create=False)
+        if cq is None:
+            return 0
+        return cq.offset_in_queue_by_time(timestamp, self.commit_log.pickup_store_timestamp,
+                                          self.commit_log.min_offset)
+
+    def get_message_store_timestamp(self, topic: str, queue_id: int, cq_offset: int) -> int:
+        cq = self.find_consume_queue(topic, queue_id, create=False)
+        unit = cq.get_unit(cq_offset) if cq else None
+        return self.commit_log.pickup_store_timestamp(unit.phy_offset, unit.size) if unit else -1
+
+    # -- retention --------------------------------------------------------------------------
+    def delete_expired_files(self, now_ms: int | None = None, clean_immediately: bool = False) -> int:
+        """One round of ``CleanCommitLogService`` + ``CleanConsumeQueueService`` (time rule only)."""
+        now = self.clock.now_ms() if now_ms is None else now_ms
+        deleted = self.commit_log.queue.delete_expired_file_by_time(
+            self.config.file_reserved_time * 3_600_000, now, clean_immediately)
+        min_phy = self.commit_log.min_offset
+        for cq in self._all_cqs():
+            cq.delete_expired_file(min_phy)
+        self.index_service.delete_expired_file(min_phy)
+        return deleted

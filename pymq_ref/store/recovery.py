@@ -1,0 +1,132 @@
+"""Recovery: making the CommitLog and its derived files consistent after a restart.
+
+``storage.md`` §11. Functions, not a class, so that the chapter on recovery can call each step:
+
+* :func:`check_record` — ``checkMessageAndReturnSize``: one record → (size, request, ok);
+* :func:`recover_normally` — after a clean shutdown: from the third-last file, CRC-check, cut at
+  the first bad record;
+* :func:`recover_abnormally` — after a crash (``abort`` file present): start from the newest file
+  whose first record is older than the checkpoint allows, and *dispatch* every good record;
+* :func:`truncate_dirty_logic_files` — drop ConsumeQueue units beyond the CommitLog's end.
+
+Both recoveries end with the CommitLog cut at ``process_offset``: positions set there, the rest
+of that file zeroed, later files deleted.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Iterable, Mapping
+
+from pymq_ref.errors import FormatError, SizeMismatchError
+from pymq_ref.formats.message import MESSAGE_MAGIC_CODE, BlankRecord, MessageRecord, decode_record
+from pymq_ref.store.dispatch import DispatchRequest, dispatch_request_from_record
+
+_BAD = object()
+
+
+def check_record(buf, pos: int, base: int, check_crc: bool, delay_table: Mapping[int, int]):
+    """``(size, request_or_None, success)`` as ``checkMessageAndReturnSize`` returns it.
+
+    A blank is ``(0, None, True)``; zeros or bad magic ``(-1, None, False)``; a size mismatch
+    ``(TOTALSIZE, None, False)``; a CRC mismatch or truncation ``(-1, None, False)``.
+    """
+    try:
+        rec = decode_record(buf, pos, base=base, with_spans=False, check_crc=check_crc)
+    except SizeMismatchError as e:
+        size = e.found if isinstance(e.found, int) and e.structure == "message" else -1
+        return size, None, False
+    except FormatError:
+        return -1, None, False
+    if rec is None:
+        return -1, None, False
+    if isinstance(rec, BlankRecord):
+        return 0, None, True
+    return rec.total_size, dispatch_request_from_record(rec, delay_table), True
+
+
+def _scan(commit_log, start_index: int, check_crc: bool, delay_table, dispatch: Callable | None) -> int:
+    files = commit_log.queue.files
+    index = start_index
+    mf = files[index]
+    process_offset = mf.file_from_offset
+    pos = 0
+    while True:
+        size, req, ok = check_record(mf.mm, pos, mf.file_from_offset, check_crc, delay_table)
+        if ok and size > 0:
+            pos += size
+            if dispatch is not None:
+                dispatch(req)
+        elif ok and size == 0:
+            index += 1
+            if index >= len(files):
+                break
+            mf = files[index]
+            process_offset = mf.file_from_offset
+            pos = 0
+        else:
+            break
+    return process_offset + pos
+
+
+def _finish(commit_log, process_offset: int, consume_queues: Iterable, max_phy_offset_of_cq: int) -> None:
+    commit_log.queue.set_flushed_where(process_offset)
+    commit_log.queue.truncate_dirty_files(process_offset)
+    if max_phy_offset_of_cq >= process_offset:
+        truncate_dirty_logic_files(consume_queues, process_offset)
+
+
+def truncate_dirty_logic_files(consume_queues: Iterable, phy_offset: int) -> None:
+    for cq in consume_queues:
+        cq.truncate_dirty_logic_files(phy_offset)
+
+
+def recover_normally(commit_log, consume_queues: list, *, check_crc: bool = True,
+                     delay_table: Mapping[int, int] | None = None, max_phy_offset_of_cq: int = -1) -> int:
+    """§11.5. Returns the end of valid data. No dispatch (the reput service catches up)."""
+    files = commit_log.queue.files
+    if not files:
+        commit_log.queue.set_flushed_where(0)
+        for cq in consume_queues:
+            cq.destroy()
+        return 0
+    process_offset = _scan(commit_log, max(0, len(files) - 3), check_crc, delay_table or {}, None)
+    _finish(commit_log, process_offset, consume_queues, max_phy_offset_of_cq)
+    return process_offset
+
+
+def is_mapped_file_matched_recover(mf, checkpoint, *, message_index_enable: bool = True,
+                                   message_index_safe: bool = False) -> bool:
+    """``isMappedFileMatchedRecover``: may abnormal recovery start at this file?"""
+    mm = mf.mm
+    if int.from_bytes(mm[4:8], "big", signed=True) != MESSAGE_MAGIC_CODE:
+        return False
+    sys_flag = int.from_bytes(mm[36:40], "big", signed=True)
+    pos = 68 if sys_flag & 0x10 else 56
+    store_timestamp = int.from_bytes(mm[pos:pos + 8], "big", signed=True)
+    if store_timestamp == 0:
+        return False
+    if message_index_enable and message_index_safe:
+        return store_timestamp <= checkpoint.min_timestamp_index
+    return store_timestamp <= checkpoint.min_timestamp
+
+
+def recover_abnormally(commit_log, consume_queues: list, checkpoint, dispatch: Callable[[DispatchRequest], None], *,
+                       check_crc: bool = True, delay_table: Mapping[int, int] | None = None,
+                       max_phy_offset_of_cq: int = -1, message_index_enable: bool = True,
+                       message_index_safe: bool = False) -> int:
+    """§11.6. Returns the end of valid data; every good record from the start file is dispatched."""
+    files = commit_log.queue.files
+    if not files:
+        commit_log.queue.set_flushed_where(0)
+        for cq in consume_queues:
+            cq.destroy()
+        return 0
+    start = 0
+    for index in range(len(files) - 1, -1, -1):
+        if is_mapped_file_matched_recover(files[index], checkpoint, message_index_enable=message_index_enable,
+                                          message_index_safe=message_index_safe):
+            start = index
+            break
+    process_offset = _scan(commit_log, start, check_crc, delay_table or {}, dispatch)
+    _finish(commit_log, process_offset, consume_queues, max_phy_offset_of_cq)
+    return process_offset
