@@ -1,0 +1,218 @@
+"""Config JSON files under ``{root}/config/`` (``storage.md`` §15), written the way RocketMQ does.
+
+* :func:`write_config_file` — ``MixAll.string2File``: content → ``<file>.tmp``; previous content →
+  ``<file>.bak``; delete ``<file>``; rename tmp → file.
+* :func:`read_config_file` — ``ConfigManager.load``: ``<file>``, falling back to ``<file>.bak``
+  when the file is missing, empty or unparsable.
+* :class:`ConfigFile` — a minimal manager base: ``encode()`` / ``decode(obj)`` / ``persist()`` /
+  ``load()``; the broker services build topic, offset, subscription managers on top of it.
+* :class:`TopicConfig`, :class:`DataVersion`, :class:`SubscriptionGroupConfig` — beans with
+  RocketMQ's property names and 4.9.4 defaults (camelCase in JSON, see :mod:`pymq_ref.formats.fastjson`).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from pymq_ref.formats import fastjson
+
+TOPICS_JSON = "topics.json"
+CONSUMER_OFFSET_JSON = "consumerOffset.json"
+DELAY_OFFSET_JSON = "delayOffset.json"
+SUBSCRIPTION_GROUP_JSON = "subscriptionGroup.json"
+
+PERM_PRIORITY = 8
+PERM_READ = 4
+PERM_WRITE = 2
+PERM_INHERIT = 1
+
+
+def config_path(root: str, name: str) -> str:
+    return os.path.join(root, "config", name)
+
+
+def write_config_file(path: str, text: str) -> None:
+    """``MixAll.string2File``: tmp, bak, delete, rename (UTF-8)."""
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    tmp, bak = path + ".tmp", path + ".bak"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    if os.path.exists(path):
+        with open(path, encoding="utf-8", errors="surrogateescape") as f:
+            previous = f.read()
+        with open(bak, "w", encoding="utf-8", errors="surrogateescape") as f:
+            f.write(previous)
+        os.remove(path)
+    os.rename(tmp, path)
+
+
+def read_config_file(path: str) -> Any | None:
+    """Parse ``path`` (fastjson-tolerant); on a missing/empty/unparsable file try ``path.bak``.
+
+    Returns None when neither yields data.
+    """
+    for candidate in (path, path + ".bak"):
+        try:
+            with open(candidate, encoding="utf-8") as f:
+                text = f.read()
+        except (FileNotFoundError, UnicodeDecodeError):
+            continue
+        if not text:
+            continue
+        try:
+            return fastjson.loads(text)
+        except ValueError:
+            continue
+    return None
+
+
+@dataclass
+class DataVersion:
+    counter: int = 0
+    timestamp: int = 0
+
+    def next_version(self, now_ms: int) -> None:
+        self.counter += 1
+        self.timestamp = now_ms
+
+
+@dataclass
+class TopicConfig:
+    """``TopicConfig`` (4.9.4): ``perm`` 6 = R|W, ``topicFilterType`` SINGLE_TAG or MULTI_TAG."""
+
+    topic_name: str
+    read_queue_nums: int = 16
+    write_queue_nums: int = 16
+    perm: int = PERM_READ | PERM_WRITE
+    topic_filter_type: str = "SINGLE_TAG"
+    topic_sys_flag: int = 0
+    order: bool = False
+
+    @classmethod
+    def from_json(cls, obj: dict) -> "TopicConfig":
+        return cls(topic_name=obj.get("topicName"), read_queue_nums=int(obj.get("readQueueNums", 16)),
+                   write_queue_nums=int(obj.get("writeQueueNums", 16)), perm=int(obj.get("perm", 6)),
+                   topic_filter_type=obj.get("topicFilterType", "SINGLE_TAG"),
+                   topic_sys_flag=int(obj.get("topicSysFlag", 0)), order=bool(obj.get("order", False)))
+
+
+@dataclass
+class SubscriptionGroupConfig:
+    """``SubscriptionGroupConfig`` (4.9.4 fields and defaults)."""
+
+    group_name: str
+    consume_enable: bool = True
+    consume_from_min_enable: bool = True
+    consume_broadcast_enable: bool = True
+    retry_queue_nums: int = 1
+    retry_max_times: int = 16
+    broker_id: int = 0
+    which_broker_when_consume_slowly: int = 1
+    notify_consumer_ids_changed_enable: bool = True
+
+    @classmethod
+    def from_json(cls, obj: dict) -> "SubscriptionGroupConfig":
+        names = {"groupName": "group_name", "consumeEnable": "consume_enable",
+                 "consumeFromMinEnable": "consume_from_min_enable",
+                 "consumeBroadcastEnable": "consume_broadcast_enable", "retryQueueNums": "retry_queue_nums",
+                 "retryMaxTimes": "retry_max_times", "brokerId": "broker_id",
+                 "whichBrokerWhenConsumeSlowly": "which_broker_when_consume_slowly",
+                 "notifyConsumerIdsChangedEnable": "notify_consumer_ids_changed_enable"}
+        return cls(**{py: obj[js] for js, py in names.items() if js in obj})
+
+
+class ConfigFile:
+    """Base of the JSON config managers (``ConfigManager``).
+
+    Subclasses implement :meth:`encode` (a fastjson-serialisable object) and :meth:`decode`.
+    Call order: construct → ``load()`` → mutate … → ``persist()``.
+    """
+
+    file_name = ""
+
+    def __init__(self, root: str):
+        self.root = root
+
+    @property
+    def path(self) -> str:
+        return config_path(self.root, self.file_name)
+
+    def encode(self) -> Any:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def decode(self, obj: Any) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def to_json_string(self) -> str:
+        return fastjson.dumps(self.encode(), pretty=True)
+
+    def persist(self) -> None:
+        write_config_file(self.path, self.to_json_string())
+
+    def load(self) -> bool:
+        """True if a file (or its .bak) was read; False if neither exists (defaults kept)."""
+        obj = read_config_file(self.path)
+        if obj is None:
+            return False
+        self.decode(obj)
+        return True
+
+
+class TopicsFile(ConfigFile):
+    """``topics.json``: ``{"dataVersion": …, "topicConfigTable": {name: TopicConfig}}``."""
+
+    file_name = TOPICS_JSON
+
+    def __init__(self, root: str):
+        super().__init__(root)
+        self.data_version = DataVersion()
+        self.topic_config_table: dict[str, TopicConfig] = {}
+
+    def encode(self):
+        return {"dataVersion": self.data_version, "topicConfigTable": self.topic_config_table}
+
+    def decode(self, obj) -> None:
+        dv = obj.get("dataVersion") or {}
+        self.data_version = DataVersion(int(dv.get("counter", 0)), int(dv.get("timestamp", 0)))
+        self.topic_config_table = {k: TopicConfig.from_json(v) for k, v in (obj.get("topicConfigTable") or {}).items()}
+
+
+class OffsetTableFile(ConfigFile):
+    """``consumerOffset.json`` / ``delayOffset.json``: ``{"offsetTable": {...}}`` with int keys inside."""
+
+    def __init__(self, root: str, file_name: str = CONSUMER_OFFSET_JSON):
+        super().__init__(root)
+        self.file_name = file_name
+        self.offset_table: dict = {}
+
+    def encode(self):
+        return {"offsetTable": self.offset_table}
+
+    def decode(self, obj) -> None:
+        self.offset_table = dict(obj.get("offsetTable") or {})
+
+
+class SubscriptionGroupFile(ConfigFile):
+    file_name = SUBSCRIPTION_GROUP_JSON
+
+    def __init__(self, root: str):
+        super().__init__(root)
+        self.data_version = DataVersion()
+        self.subscription_group_table: dict[str, SubscriptionGroupConfig] = {}
+
+    def encode(self):
+        return {"dataVersion": self.data_version, "subscriptionGroupTable": self.subscription_group_table}
+
+    def decode(self, obj) -> None:
+        dv = obj.get("dataVersion") or {}
+        self.data_version = DataVersion(int(dv.get("counter", 0)), int(dv.get("timestamp", 0)))
+        self.subscription_group_table = {k: SubscriptionGroupConfig.from_json(v)
+                                         for k, v in (obj.get("subscriptionGroupTable") or {}).items()}
+
+
+__all__ = ["write_config_file", "read_config_file", "ConfigFile", "TopicsFile", "OffsetTableFile",
+           "SubscriptionGroupFile", "TopicConfig", "DataVersion", "SubscriptionGroupConfig", "config_path"]
