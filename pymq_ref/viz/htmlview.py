@@ -38,10 +38,11 @@ STYLE = f"""<style>
   margin-right: 4px; border-radius: 3px; white-space: nowrap; }}
 .pymq-hexview table.pymq-fields {{ border-collapse: collapse; font-size: 12px; margin: 0.3em 0; }}
 .pymq-hexview table.pymq-fields th, .pymq-hexview table.pymq-fields td {{
-  border-bottom: 1px solid {RULE_COLOUR}; padding: 2px 8px; text-align: left;
-  vertical-align: top; }}
+  border-bottom: 1px solid {RULE_COLOUR}; padding: 2px 8px !important; text-align: left;
+  vertical-align: top; line-height: 1.3; }}
 .pymq-hexview table.pymq-fields td.pymq-num {{ text-align: right; }}
-.pymq-hexview table.pymq-fields code {{ font-family: {MONO_FONT}; background: none; }}
+.pymq-hexview table.pymq-fields code {{ font-family: {MONO_FONT}; background: none; color: inherit;
+  padding: 0; border: 0; font-size: 12px; }}
 </style>"""
 
 
