@@ -89,7 +89,7 @@ def test_at_and_limit(tmp_path):
     objects = jsonl(pymq("inspect", str(first), "--format", "jsonl", "--at", hex(second.phy_offset), "--limit", "2"))
     assert [o["phy_offset"] for o in objects] == [second.phy_offset, second.phy_offset + second.total_size]
     bad = pymq("inspect", str(first), "--at", str(10 * SEGMENT))
-    assert bad.returncode == 2 and "expected an absolute offset within this segment" in bad.stderr
+    assert bad.returncode == 2 and "expected an absolute offset within this file" in bad.stderr
 
 
 def test_json_text_and_html_formats(tmp_path):
@@ -160,7 +160,7 @@ def test_inspect_never_writes(tmp_path):
 def test_unreadable_inputs_exit_2(tmp_path):
     assert pymq("inspect", str(tmp_path / "missing")).returncode == 2
     result = pymq("inspect", str(tmp_path))
-    assert result.returncode == 2 and "is a directory" in result.stderr
+    assert result.returncode == 2 and "not a store directory" in result.stderr
     empty = tmp_path / "00000000000000000000"
     empty.write_bytes(b"")
     assert pymq("inspect", str(empty), "--format", "jsonl").returncode == 0
@@ -189,3 +189,80 @@ def test_real_rocketmq_segments_decode_completely():
         assert got["topic"] == want["topic"] and got["queue_offset"] == want["queue_offset"]
         assert got["msg_id"] == want["msg_id"]
         assert base64.b64decode(got["body_base64"]) == base64.b64decode(want["body_base64"])
+
+
+def test_unrecognised_file_asks_for_kind(tmp_path):
+    stray = tmp_path / "notes.txt"
+    stray.write_text("hello")
+    result = pymq("inspect", str(stray))
+    assert result.returncode == 2 and "--kind" in result.stderr
+
+
+def write_derived_files(root: Path, records: list[MessageRecord]) -> None:
+    """ConsumeQueue units, a small IndexFile, a checkpoint and a config file for ``records`` (formats only)."""
+    from pymq_ref.formats import fastjson
+    from pymq_ref.formats.checkpoint import Checkpoint, encode_checkpoint
+    from pymq_ref.formats.consume_queue import encode_cq_unit
+    from pymq_ref.formats.hashing import index_key_hash
+    from pymq_ref.formats.index_file import (IndexEntry, IndexHeader, encode_index_entry, encode_index_header,
+                                             entry_position, index_file_size, slot_position)
+
+    queues: dict[tuple[str, int], bytearray] = {}
+    for r in records:
+        queues.setdefault((r.topic, r.queue_id), bytearray()).extend(encode_cq_unit(r.phy_offset, r.total_size, r.tags_code))
+    for (topic, queue_id), units in queues.items():
+        d = root / "consumequeue" / topic / str(queue_id)
+        d.mkdir(parents=True)
+        (d / ("0" * 20)).write_bytes(bytes(units) + bytes(20 * 50 - len(units)))
+    slots, entries = 10, 40
+    index = bytearray(index_file_size(slots, entries))
+    heads: dict[int, int] = {}
+    number = 1
+    for r in records[:5]:
+        for key in [r.uniq_key] + r.keys:
+            h = index_key_hash(f"{r.topic}#{key}")
+            at = entry_position(number, slots)
+            index[at:at + 20] = encode_index_entry(IndexEntry(h, r.phy_offset, 0, heads.get(h % slots, 0)))
+            heads[h % slots] = number
+            number += 1
+    for slot, head in heads.items():
+        index[slot_position(slot):slot_position(slot) + 4] = head.to_bytes(4, "big")
+    index[:40] = encode_index_header(IndexHeader(records[0].store_timestamp, records[4].store_timestamp, 0,
+                                                 records[4].phy_offset, len(heads), number))
+    (root / "index").mkdir()
+    (root / "index" / "20231114221320100").write_bytes(index)
+    (root / "checkpoint").write_bytes(encode_checkpoint(Checkpoint(1700000000100, 1700000000101, 0)))
+    (root / "config").mkdir()
+    (root / "config" / "delayOffset.json").write_text(fastjson.dumps({"offsetTable": {1: 0, 3: 15}}))
+
+
+def test_every_store_file_kind_and_the_store_summary(tmp_path):
+    records = write_segments(tmp_path)
+    write_derived_files(tmp_path, records)
+    cq_file = tmp_path / "consumequeue" / "TopicTest" / "1" / ("0" * 20)
+    units = jsonl(pymq("inspect", str(cq_file), "--format", "jsonl"))
+    expected = [r for r in records if (r.topic, r.queue_id) == ("TopicTest", 1)]
+    assert [(u["phy_offset"], u["size"], u["tags_code"]) for u in units] == [
+        (r.phy_offset, r.total_size, r.tags_code) for r in expected]
+    assert [u["queue_offset"] for u in units] == list(range(len(expected)))
+    assert "tags_code" in pymq("inspect", str(cq_file), "--limit", "1").stdout
+
+    index = jsonl(pymq("inspect", str(tmp_path / "index" / "20231114221320100"), "--format", "jsonl"))
+    assert index[0]["type"] == "index_header" and index[0]["max_hash_slot_num"] == 10
+    entries = [o for o in index if o["type"] == "index_entry"]
+    assert len(entries) == index[0]["index_count"] - 1 == 15
+    assert {e["phy_offset"] for e in entries} == {r.phy_offset for r in records[:5]}
+
+    cp = jsonl(pymq("inspect", str(tmp_path / "checkpoint"), "--format", "jsonl"))
+    assert cp == [{"type": "checkpoint", "physic_msg_timestamp": 1700000000100, "logics_msg_timestamp": 1700000000101,
+                   "index_msg_timestamp": 0, "min_timestamp": 1699999997100, "min_timestamp_index": 0}]
+    config = jsonl(pymq("inspect", str(tmp_path / "config" / "delayOffset.json"), "--format", "jsonl"))
+    assert config[0]["content"] == {"offsetTable": {"1": 0, "3": 15}}
+
+    summary = json.loads(pymq("inspect", str(tmp_path), "--format", "json").stdout)
+    assert summary["commitlog"]["max_offset"] == records[-1].phy_offset + records[-1].total_size
+    assert summary["topics"]["TopicTest"]["queues"]["1"] == {"files": 1, "min_offset": 0, "max_offset": len(expected)}
+    assert sum(t["messages"] for t in summary["topics"].values()) == len(records)
+    assert summary["index"][0]["entries"] == 15 and summary["abort_file"] is False
+    text = pymq("inspect", str(tmp_path)).stdout
+    assert "queue 1: offsets [0, " in text and "index: 1 file(s)" in text
