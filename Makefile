@@ -53,13 +53,14 @@ build-book:
 $(HTML)/.pymq-built: $(BOOK_INPUTS)
 	@$(MAKE) build-book
 
-serve: setup ## serve the built book on http://127.0.0.1:$(PORT)/ (builds it if missing)
+serve: setup ## serve the built book on http://127.0.0.1:8000/ (PORT=... to change; builds it if missing)
 	@test -f $(HTML)/.pymq-built || $(MAKE) book
 	@echo "Serving $(HTML) at http://127.0.0.1:$(PORT)/  (Ctrl-C to stop)"
 	@$(PY) -m http.server $(PORT) --bind 127.0.0.1 --directory $(HTML)
 
 lab: setup ## JupyterLab on notebooks/, bound to 127.0.0.1
-	@$(VENV)/bin/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir=notebooks --no-browser
+	@$(VENV)/bin/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir=notebooks --no-browser \
+	    $(if $(filter 0,$(shell id -u)),--allow-root)
 
 notebooks: setup ## re-execute every notebook in place, then strip volatile metadata (keeps outputs)
 	@$(PY) tools/nbtool.py execute

@@ -124,10 +124,16 @@ class Page:
         self.page.on("pageerror", lambda exc: self.errors.append(str(exc)))
         self.page.goto(base + path, wait_until="load")
 
-    def screenshot(self) -> Path:
+    def screenshot(self, element=None, what: str = "") -> Path:
+        """Full page as <page>.png; with `element`, just that element as <page>__<what>.png."""
         SHOTS.mkdir(parents=True, exist_ok=True)
-        out = SHOTS / (self.path.replace("/", "__").removesuffix(".html") + ".png")
-        self.page.screenshot(path=str(out), full_page=True)
+        stem = self.path.replace("/", "__").removesuffix(".html")
+        if element is None:
+            out = SHOTS / f"{stem}.png"
+            self.page.screenshot(path=str(out), full_page=True)
+        else:
+            out = SHOTS / f"{stem}__{what}.png"
+            element.screenshot(path=str(out))
         return out
 
 
@@ -158,6 +164,7 @@ def test_chapter01_hexview_is_rendered(site, browser_context):
     box = _box(first)
     assert box["width"] > 0 and box["height"] > 0, f"{CH01}: .pymq-hexview has no size: {box}"
     page.screenshot()
+    page.screenshot(first, "hexview")
     assert not page.errors, page.errors
 
 
@@ -173,6 +180,8 @@ def test_chapter00_graphviz_diagram_is_rendered(site, browser_context):
         box = _box(inline.nth(i))
         if box["width"] > 0 and box["height"] > 0:
             found.append(f"inline svg #{i} ({box['width']:.0f}x{box['height']:.0f})")
+            if len(found) == 1:
+                page.screenshot(inline.nth(i), "graphviz")
     imgs = pg.locator("article img[src$='.svg']")
     for i in range(imgs.count()):
         img = imgs.nth(i)
@@ -188,6 +197,8 @@ def test_chapter00_graphviz_diagram_is_rendered(site, browser_context):
         box = _box(img)
         if ok and box["width"] > 0 and box["height"] > 0:
             found.append(f"<img> {img.get_attribute('src')} with {ok} g.node")
+            if len(found) == 1:
+                page.screenshot(img, "graphviz")
     page.screenshot()
     assert found, f"{CH00}: no rendered graphviz diagram (svg with g.node) on the page"
     assert not page.errors, page.errors
@@ -221,6 +232,6 @@ def test_widgets_are_rendered_by_the_vendored_manager(site, browser_context):
         box = _box(widgets.first)
         assert box["width"] > 0 and box["height"] > 0, f"{path}: widget has no size: {box}"
         assert pg.locator("[class*='widget-']").count() > 0, f"{path}: no widget-* element"
-        widgets.first.scroll_into_view_if_needed()
         page.screenshot()
+        page.screenshot(widgets.first, "widget")
         assert not page.errors, f"{path}: JavaScript errors: {page.errors}"
