@@ -43,3 +43,13 @@ def open_store(root, clock=None, **kw) -> MessageStore:
     read_only = kw.pop("read_only", False)
     return MessageStore.open(small_config(root, **kw), clock or ManualClock(1_700_000_000_123, step_ms=1),
                              threads=threads, read_only=read_only)
+
+
+def kill_test_config(root, flush_disk_type) -> MessageStoreConfig:
+    return small_config(root, mapped_file_size_commit_log=64 * 1024, mapped_file_size_consume_queue=20 * 64,
+                        max_hash_slot_num=128, max_index_num=256, flush_disk_type=flush_disk_type,
+                        flush_interval_commit_log=20, flush_commit_log_thorough_interval=100)
+
+
+def kill_test_message(i: int) -> MessageRecord:
+    return msg(i, topic=f"K{i % 2}", queue_id=i % 3, size=50 + i % 200)

@@ -195,6 +195,12 @@ class IndexService:
             path = os.path.join(self.directory, name)
             if not os.path.isfile(path):
                 continue
+            if name.endswith(".creating"):  # a creation interrupted by a crash
+                if not self.read_only:
+                    os.remove(path)
+                continue
+            if not name.isdigit():
+                continue
             f = IndexFile(path, self.hash_slot_num, self.index_num, read_only=self.read_only)
             f.load()
             if not last_exit_ok and f.end_timestamp > index_msg_timestamp and not self.read_only:

@@ -102,9 +102,15 @@ class MappedFile:
             self.mm = mmap.mmap(self._fd, file_size, access=mmap.ACCESS_READ)
         else:
             os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-            self._fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-            if not exists:
-                os.ftruncate(self._fd, file_size)  # sparse, zero-filled, full size
+            if exists:
+                self._fd = os.open(path, os.O_RDWR)
+            else:
+                # created at full size (sparse, zero-filled) under a temporary name, then renamed:
+                # a crash can never leave a short segment behind (RocketMQ would refuse to start)
+                tmp = path + ".creating"
+                self._fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+                os.ftruncate(self._fd, file_size)
+                os.rename(tmp, path)
             self.mm = mmap.mmap(self._fd, file_size, access=mmap.ACCESS_WRITE)
         self.wrote_position = 0
         self.flushed_position = 0
