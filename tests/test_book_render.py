@@ -31,8 +31,13 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
-from playwright.sync_api import sync_playwright
+
+if not sys.platform.startswith("linux"):
+    pytest.skip("the browser test drives Debian's /usr/bin/chromium: Linux only",
+                allow_module_level=True)
+
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError  # noqa: E402
+from playwright.sync_api import sync_playwright  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 HTML = ROOT / "_build" / "html"
@@ -51,10 +56,6 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-
-if not sys.platform.startswith("linux"):
-    pytest.skip("the browser test drives Debian's /usr/bin/chromium: Linux only",
-                allow_module_level=True)
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
