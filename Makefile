@@ -79,6 +79,8 @@ test-unit: ## pytest tests/ (unit, property, integration), without the browser t
 	@$(PY) -m pytest tests --ignore=tests/test_book_render.py -q || [ $$? -eq 5 ]
 
 test-nbval: ## nbval over every notebook in notebooks/ (policy: README, "Notebook outputs")
+	@echo "[test] notebooks carry no volatile metadata (tools/nbtool.py check)"
+	@$(PY) tools/nbtool.py check
 	@echo "[test] nbval notebooks/"
 	@$(PY) -m pytest notebooks --nbval-lax --nbval-current-env \
 	    --nbval-sanitize-with tests/nbval_sanitize.cfg -q || [ $$? -eq 5 ]
