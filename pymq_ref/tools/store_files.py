@@ -98,35 +98,66 @@ def walk_consumequeue(buf, path: Path, start: int = 0, **_) -> Iterator:
     yield EndOfData(base + len(buf) - len(buf) % CQ_STORE_UNIT_SIZE)
 
 
-def index_geometry(file_size: int, hash_slots: int | None = None, index_num: int | None = None) -> tuple[int, int]:
-    """``(hashSlotNum, indexNum)`` of an index file: given, RocketMQ's defaults, or the 1:4 ratio they share.
+def index_geometry(buf, hash_slots: int | None = None, index_num: int | None = None) -> tuple[int, int]:
+    """``(maxHashSlotNum, maxIndexNum)`` of an index file held in ``buf``.
 
-    The file does not store them; its size is ``40 + 4*slots + 20*entries``.
+    The file does not store them; its size is ``40 + 4*slots + 20*entries``. Given values win;
+    otherwise RocketMQ's defaults when the size matches, else the geometry under which the first
+    entries look as RocketMQ writes them: CommitLog offsets non-decreasing, each chaining back
+    to an earlier entry and hashing into a slot whose head is at or after it.
     """
-    if hash_slots and index_num:
-        pass
-    elif hash_slots:
-        index_num = (file_size - INDEX_HEADER_SIZE - 4 * hash_slots) // 20
-    elif index_num:
-        hash_slots = (file_size - INDEX_HEADER_SIZE - 20 * index_num) // 4
-    elif file_size == index_file_size(DEFAULT_MAX_HASH_SLOT_NUM, DEFAULT_MAX_INDEX_NUM):
+    size = len(buf)
+    if hash_slots or index_num:
+        hash_slots = hash_slots or (size - INDEX_HEADER_SIZE - 20 * index_num) // 4
+        index_num = index_num or (size - INDEX_HEADER_SIZE - 4 * hash_slots) // 20
+    elif size == index_file_size(DEFAULT_MAX_HASH_SLOT_NUM, DEFAULT_MAX_INDEX_NUM):
         hash_slots, index_num = DEFAULT_MAX_HASH_SLOT_NUM, DEFAULT_MAX_INDEX_NUM
-    elif (file_size - INDEX_HEADER_SIZE) % 84 == 0:
-        hash_slots = (file_size - INDEX_HEADER_SIZE) // 84
-        index_num = 4 * hash_slots
     else:
-        raise ValueError(f"index file of {file_size} bytes: cannot infer maxHashSlotNum/maxIndexNum; "
-                         f"pass --hash-slots and --index-num")
-    if hash_slots <= 0 or index_num <= 0 or index_file_size(hash_slots, index_num) != file_size:
-        raise ValueError(f"index file of {file_size} bytes does not match maxHashSlotNum={hash_slots}, "
-                         f"maxIndexNum={index_num} (expected {40} + 4*slots + 20*entries bytes)")
+        hash_slots, index_num = _infer_geometry(buf)
+    if hash_slots <= 0 or index_num <= 0 or index_file_size(hash_slots, index_num) != size:
+        raise ValueError(f"index file of {size} bytes does not match maxHashSlotNum={hash_slots}, "
+                         f"maxIndexNum={index_num} (expected 40 + 4*slots + 20*entries bytes)")
     return hash_slots, index_num
+
+
+def _infer_geometry(buf, max_candidates: int = 200_000) -> tuple[int, int]:
+    size = len(buf)
+    if size < INDEX_HEADER_SIZE + 24:
+        raise ValueError(f"index file of {size} bytes is too small")
+    count = decode_index_header(buf, with_spans=False).effective_index_count
+    body = size - INDEX_HEADER_SIZE
+    candidates = [s for s in range(1, min(body // 4, max_candidates)) if (body - 4 * s) % 20 == 0 and body - 4 * s >= 20]
+    probe = range(1, min(count, 64))
+    if not probe:
+        # an empty file: any geometry decodes the same (nothing to show); prefer RocketMQ's 1:4 ratio
+        ratio = [s for s in candidates if (body - 4 * s) // 20 == 4 * s]
+        if ratio or candidates:
+            slots = (ratio or candidates)[-1]
+            return slots, (body - 4 * slots) // 20
+    for slots in candidates:
+        entries = (body - 4 * slots) // 20
+        if count > entries:
+            continue
+        ok, last_phy = True, -1
+        for number in probe:  # entries are appended in CommitLog order and chain backwards
+            entry = decode_index_entry(buf, entry_position(number, slots), with_spans=False)
+            slot_at = INDEX_HEADER_SIZE + 4 * (entry.key_hash % slots) if entry.key_hash >= 0 else 0
+            head = int.from_bytes(buf[slot_at:slot_at + 4], "big", signed=True)
+            if (entry.key_hash < 0 or not number <= head < count or not 0 <= entry.prev_index < number
+                    or entry.phy_offset < last_phy or entry.time_diff < 0):
+                ok = False
+                break
+            last_phy = entry.phy_offset
+        if ok:
+            return slots, entries
+    raise ValueError(f"index file of {size} bytes: cannot infer maxHashSlotNum/maxIndexNum; "
+                     f"pass --hash-slots and --index-num")
 
 
 def walk_index(buf, path: Path, hash_slots: int | None = None, index_num: int | None = None, **_) -> Iterator:
     """The header, the non-empty hash slots, then entries 1 .. indexCount-1 of an IndexFile."""
     try:
-        slots, entries = index_geometry(len(buf), hash_slots, index_num)
+        slots, entries = index_geometry(buf, hash_slots, index_num)
     except ValueError as exc:
         yield Finding(0, "size", str(exc))
         return
