@@ -216,3 +216,30 @@ def test_delete_expired_files_by_time(tmp_path):
     g = store.get_message("g", "T", 0, 0, 5)
     assert g.status.name == "OFFSET_TOO_SMALL" or g.records()[0].phy_offset >= files[2].file_from_offset
     store.shutdown()
+
+
+# -- hot-path helpers agree with the reference implementations ---------------------------------
+
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from pymq_ref.formats.hashing import index_key_hash  # noqa: E402
+from pymq_ref.formats.properties import encode_properties  # noqa: E402
+from pymq_ref.store.commit_log import properties_string  # noqa: E402
+from pymq_ref.store.index import fast_index_key_hash  # noqa: E402
+
+
+@given(st.text(max_size=60) | st.from_regex(r"[A-Za-z_%]{1,20}#[0-9A-F]{32}", fullmatch=True))
+def test_fast_index_key_hash_matches_reference(key):
+    assert fast_index_key_hash(key) == index_key_hash(key)
+
+
+@given(st.dictionaries(st.text(min_size=1, max_size=8), st.text(max_size=8) | st.none(), max_size=6))
+def test_properties_string_matches_reference(props):
+    try:
+        expected = encode_properties(props)
+    except ValueError:
+        with pytest.raises(ValueError):
+            properties_string(props)
+        return
+    assert properties_string(props) == expected

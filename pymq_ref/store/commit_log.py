@@ -105,6 +105,16 @@ def _host_bytes(host: Host) -> bytes:
     return raw
 
 
+def properties_string(properties: Mapping[str, str | None]) -> str:
+    """``encode_properties`` on the put path: one join, validated by counting separators
+    (falls back to the format encoder, which names the offending entry, when they disagree)."""
+    text = "\x02".join([f"{k}\x01{v}" for k, v in properties.items() if v is not None])
+    n = len(properties)
+    if text.count("\x01") != n or text.count("\x02") != max(n - 1, 0) or None in properties.values():
+        return encode_properties(properties)
+    return text
+
+
 def java_length(s: str) -> int:
     """``String.length()``: UTF-16 code units."""
     return len(s) if s.isascii() else len(s.encode("utf-16-le")) // 2
@@ -132,7 +142,7 @@ class EncodedPut:
 
 
 def encode_for_append(record: MessageRecord, max_message_size: int = 4 * 1024 * 1024,
-                      properties_string: str | None = None) -> EncodedPut:
+                      props_string: str | None = None) -> EncodedPut:
     """Check the limits and encode ``record`` for :meth:`CommitLog.append` (v1 records only).
 
     QUEUEOFFSET, PHYSICALOFFSET and STORETIMESTAMP are written as 0 (patched under the lock);
@@ -144,7 +154,7 @@ def encode_for_append(record: MessageRecord, max_message_size: int = 4 * 1024 * 
     topic = record.topic
     if java_length(topic) > 127:
         raise MessageIllegalError("topic length (chars)", 127, java_length(topic))
-    props_text = encode_properties(record.properties) if properties_string is None else properties_string
+    props_text = properties_string(record.properties) if props_string is None else props_string
     props = props_text.encode("utf-8", "surrogateescape")
     if len(props) > MAX_PROPERTIES_LENGTH:
         if java_length(props_text) > MAX_PROPERTIES_LENGTH:
@@ -201,7 +211,7 @@ def encode_batch_for_append(batch: MessageRecord, max_message_size: int = 4 * 10
             flag=entry.flag, sys_flag=batch.sys_flag, born_timestamp=batch.born_timestamp,
             born_host=batch.born_host, store_host=batch.store_host, reconsume_times=batch.reconsume_times,
             prepared_transaction_offset=0)
-        enc = encode_for_append(inner, max_message_size, properties_string=text)
+        enc = encode_for_append(inner, max_message_size, props_string=text)
         first = first or enc
         parts.append(enc.data)
         starts.append(pos)

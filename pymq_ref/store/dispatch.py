@@ -24,6 +24,9 @@ TRANSACTION_COMMIT_TYPE = 0x8
 TRANSACTION_ROLLBACK_TYPE = 0xC
 
 
+_TAGS_CODES: dict[str, int] = {}
+
+
 @dataclass(slots=True)
 class DispatchRequest:
     """What the dispatchers learn from one record (``DispatchRequest.java``)."""
@@ -62,7 +65,14 @@ def dispatch_tags_code(topic: str, properties: Mapping[str, str], store_timestam
     recovery.
     """
     tags = properties.get("TAGS")
-    code = compute_tags_code(tags) if tags else 0
+    if tags:
+        code = _TAGS_CODES.get(tags)
+        if code is None:
+            code = compute_tags_code(tags)
+            if len(_TAGS_CODES) < 65536:  # tags repeat: memoise their hash
+                _TAGS_CODES[tags] = code
+    else:
+        code = 0
     if topic == SCHEDULE_TOPIC:
         delay = properties.get("DELAY")
         if delay is not None:

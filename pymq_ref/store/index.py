@@ -17,7 +17,9 @@ import os
 import threading
 from datetime import timezone, tzinfo
 
-from pymq_ref.formats.hashing import index_key_hash
+from operator import mul as _mul
+
+from pymq_ref.formats.hashing import index_key_hash, java_string_hash
 from pymq_ref.formats.index_file import (ENTRY, HASH_SLOT_SIZE, HEADER, INDEX_ENTRY_SIZE,
                                          INDEX_HEADER_SIZE, INT_MAX, SLOT, IndexHeader,
                                          decode_index_header, index_file_name, index_file_size)
@@ -30,6 +32,39 @@ _entry_pack = ENTRY.pack_into
 _entry_unpack = ENTRY.unpack_from
 _header_pack = HEADER.pack_into
 _TRAN_ROLLBACK = 0xC
+
+
+_MASK32 = 0xFFFFFFFF
+_POW31 = [1] * 64
+for _k in range(1, 64):
+    _POW31[_k] = (_POW31[_k - 1] * 31) & _MASK32
+_POW31_DESC = _POW31[::-1]
+_PREFIX_HASHES: dict[str, int] = {}
+_SUFFIX = 12  # UNIQ_KEY ends with 12 hex digits (time + counter); what comes before repeats
+
+
+def fast_index_key_hash(key: str) -> int:
+    """:func:`pymq_ref.formats.hashing.index_key_hash`, faster for the put path.
+
+    Java's hash is a polynomial, so ``h(p + s) = h(p) * 31**len(s) + h(s)`` (mod 2**32). Index
+    keys are ``topic#key`` and UNIQ_KEYs share their first 20 hex digits within a producer, so
+    the hash of everything but the last 12 characters is memoised. ASCII keys only; others go
+    to the reference implementation (tests check both agree).
+    """
+    n = len(key)
+    if n <= _SUFFIX + 4 or not key.isascii():
+        return index_key_hash(key)
+    prefix = key[:-_SUFFIX]
+    hp = _PREFIX_HASHES.get(prefix)
+    if hp is None:
+        hp = java_string_hash(prefix) & _MASK32
+        if len(_PREFIX_HASHES) >= 100_000:
+            _PREFIX_HASHES.clear()
+        _PREFIX_HASHES[prefix] = hp
+    h = (hp * _POW31[_SUFFIX] + sum(map(_mul, key[-_SUFFIX:].encode(), _POW31_DESC[-_SUFFIX:]))) & _MASK32
+    if h & 0x80000000:
+        return 0 if h == 0x80000000 else (1 << 32) - h
+    return h
 
 
 def build_key(topic: str, key: str) -> str:
@@ -253,7 +288,7 @@ class IndexService:
                     f = self._put_key(f, build_key(topic, key), phy, ts)
 
     def _put_key(self, f: IndexFile, key: str, phy: int, ts: int) -> IndexFile:
-        h = index_key_hash(key)
+        h = fast_index_key_hash(key)
         while not f.put_key(key, phy, ts, h):
             f = self.get_and_create_last_index_file()
         return f
