@@ -33,10 +33,12 @@ import fcntl
 import os
 import threading
 from dataclasses import dataclass, field
+from typing import Callable
 
 from pymq_ref.formats.hashing import java_string_hash
 from pymq_ref.formats.message import MessageRecord, decode_record
 from pymq_ref.formats.msgid import parse_offset_msg_id
+from pymq_ref.formats.properties import decode_properties
 from pymq_ref.store import recovery
 from pymq_ref.store.checkpoint import StoreCheckpoint
 from pymq_ref.store.clock import Clock, SystemClock
@@ -110,6 +112,13 @@ class QueryMessageResult:
     index_last_update_phyoffset: int = 0
 
 
+def _record_properties(data: bytes) -> dict[str, str]:
+    try:
+        return decode_record(data, 0, with_spans=False).properties
+    except FormatError:
+        return {}
+
+
 _LOCKED_DIRS: set[str] = set()
 _LOCKED_DIRS_GUARD = threading.Lock()
 
@@ -137,6 +146,10 @@ class MessageStore:
                                           self.clock, time_zone=c.index_file_time_zone, read_only=read_only,
                                           max_msgs_num_batch=c.max_msgs_num_batch,
                                           on_file_full=self._on_index_file_full)
+        #: ``MessageArrivingListener``: called with each live-dispatched DispatchRequest (after the
+        #: dispatchers ran; under the put lock in the inline mode — do not put from it). The
+        #: broker's long polling hooks in here.
+        self.message_arriving_listener: Callable[[DispatchRequest], None] | None = None
         self.dispatchers = [BuildConsumeQueue(self.find_consume_queue, self._on_cq_unit_written),
                             BuildIndex(self.index_service, c.message_index_enable)]
         self.reput_from_offset = 0
@@ -338,11 +351,16 @@ class MessageStore:
     def _dispatch(self, req: DispatchRequest) -> None:
         for d in self.dispatchers:
             d.dispatch(req)
+        if self.message_arriving_listener is not None and self._state == "running":
+            self.message_arriving_listener(req)
 
     def _dispatch_many(self, reqs: list[DispatchRequest]) -> None:
+        listener = self.message_arriving_listener
         for req in reqs:
             for d in self.dispatchers:
                 d.dispatch(req)
+            if listener is not None:
+                listener(req)
         self.reput_from_offset = reqs[-1].commit_log_offset + reqs[-1].msg_size
 
     def _on_cq_unit_written(self, store_timestamp: int) -> None:
@@ -441,11 +459,19 @@ class MessageStore:
     # -- put --------------------------------------------------------------------------------
     def put_message(self, msg: MessageRecord) -> PutMessageResult:
         """Store one message (``asyncPutMessage`` + wait). Limits answer MESSAGE_ILLEGAL or
-        PROPERTIES_SIZE_EXCEEDED with ``error`` saying which limit."""
+        PROPERTIES_SIZE_EXCEEDED with ``error`` saying which limit.
+
+        Like ``MessageExtBrokerInner``, ``msg.properties`` is the in-memory map (it decides
+        ``WAIT``) and ``msg.properties_string``, when set, is the exact text stored (and
+        dispatched): the broker stores a string that differs from its map (``WAIT`` dropped on
+        a plain send, ``WAIT=false`` / ``UNIQ_KEY`` added to op messages after serialising).
+        """
         if self._state != "running" or self.read_only:
             return PutMessageResult(PutMessageStatus.SERVICE_NOT_AVAILABLE, error=f"the store is {self._state}")
         try:
-            enc = encode_for_append(msg, self.config.max_message_size)
+            enc = encode_for_append(msg, self.config.max_message_size, msg.properties_string)
+            if msg.properties_string is not None:
+                enc.properties = (decode_properties(msg.properties_string),)
         except PropertiesSizeExceededError as e:
             return PutMessageResult(PutMessageStatus.PROPERTIES_SIZE_EXCEEDED, error=str(e))
         except (MessageIllegalError, FormatError, ValueError) as e:
@@ -494,6 +520,7 @@ class MessageStore:
         self._check_running()
         if isinstance(tag_filter, str):
             tag_filter = TagFilter(tag_filter)
+        by_commit_log = getattr(tag_filter, "is_matched_by_commit_log", None)
         c = self.config
         cq = self.find_consume_queue(topic, queue_id, create=False)
         if cq is None:
@@ -533,6 +560,9 @@ class MessageStore:
                     result.status = GetMessageStatus.MESSAGE_WAS_REMOVING
                 next_phy_file_start = self.commit_log.roll_next_file(phy)
                 i += 1
+                continue
+            if by_commit_log is not None and not by_commit_log(_record_properties(data)):
+                i += 1  # isMatchedByCommitLog (SQL92 on the stored properties)
                 continue
             result.buffers.append(data)
             result.phy_offsets.append(phy)
