@@ -45,6 +45,7 @@ from pymq_ref.store.clock import Clock, SystemClock
 from pymq_ref.store.commit_log import (CommitLog, PutMessageResult, PutMessageStatus, encode_batch_for_append,
                                        encode_for_append)
 from pymq_ref.store.consume_queue import ConsumeQueue
+from pymq_ref.store.delay import transform_delay_level
 from pymq_ref.store.dispatch import BuildConsumeQueue, BuildIndex, DispatchRequest, dispatch_request_from_record
 from pymq_ref.store.errors import (MessageIllegalError, PropertiesSizeExceededError, StoreClosedError,
                                    StoreLockedError)
@@ -469,6 +470,7 @@ class MessageStore:
         if self._state != "running" or self.read_only:
             return PutMessageResult(PutMessageStatus.SERVICE_NOT_AVAILABLE, error=f"the store is {self._state}")
         try:
+            msg = transform_delay_level(msg, self.delay_table)  # delay.md §2 (asyncPutMessage, before encoding)
             enc = encode_for_append(msg, self.config.max_message_size, msg.properties_string)
             if msg.properties_string is not None:
                 enc.properties = (decode_properties(msg.properties_string),)
