@@ -179,8 +179,7 @@ class Doctor:
                                  "abnormally and re-dispatches from the checkpoint, so derived files may lag "
                                  "the CommitLog", "note"))
             self._scan_consume_queues()
-            for seg in layout.index_files:
-                self.index.add_file(seg, self.maps.get(seg.path))
+            self.index.add_files([(seg, self.maps.get(seg.path)) for seg in layout.index_files])
             self._scan_commit_log()
             self._check_unclaimed_units()
             self.index.check_unmatched(self._read_record, self.cl_min)
@@ -504,8 +503,10 @@ def run_doctor(root: str | os.PathLike, options: DoctorOptions | None = None) ->
 
 
 def doctor_main(root: str, *, as_json: bool = False, quiet: bool = False, options: DoctorOptions | None = None,
-                out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
+                out: TextIO | None = None, err: TextIO | None = None) -> int:
     """The ``pymq doctor`` command: print the report, return the exit status (0, 1, or 2)."""
+    out = out or sys.stdout
+    err = err or sys.stderr
     options = options or DoctorOptions()
     started = time.perf_counter()
     if not quiet and options.progress is None:

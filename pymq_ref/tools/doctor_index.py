@@ -83,12 +83,26 @@ class IndexCheck:
         self.last_phy: int | None = None
 
     # -- pass 1 ---------------------------------------------------------------------------------
-    def add_file(self, seg: Segment, buf) -> None:
-        try:
-            slots, entries = index_geometry(buf, self.hash_slots, self.index_num)
-        except ValueError as exc:
-            self.report(Problem("wrong_file_size", seg.rel, None, str(exc)))
-            return
+    def add_files(self, files: list[tuple[Segment, object]]) -> None:
+        """Check every index file. All files of a store share one geometry: it is inferred from
+        the first file (of each size) that allows it, so one damaged file does not hide it."""
+        geometry: dict[int, tuple[int, int]] = {}
+        errors: dict[int, str] = {}
+        for _seg, buf in files:
+            size = len(buf)
+            if size in geometry:
+                continue
+            try:
+                geometry[size] = index_geometry(buf, self.hash_slots, self.index_num)
+            except ValueError as exc:
+                errors.setdefault(size, str(exc))
+        for seg, buf in files:
+            if len(buf) in geometry:
+                self.add_file(seg, buf, *geometry[len(buf)])
+            else:
+                self.report(Problem("wrong_file_size", seg.rel, None, errors[len(buf)]))
+
+    def add_file(self, seg: Segment, buf, slots: int, entries: int) -> None:
         view = IndexView(seg, buf, slots, entries)
         if view.header.index_count > entries:
             self.report(Problem("index_header_mismatch", seg.rel, 36,
@@ -174,41 +188,39 @@ class IndexCheck:
                 self.lag_from = phy
             return
         views = self.views
-        fi, n = self._cursor
-        # skip entries of earlier offsets (left unmarked: pass 3 looks at them)
-        while fi < len(views):
-            view = views[fi]
-            if n >= view.count:
-                fi, n = fi + 1, 1
-                continue
-            if view.entry(n)[1] >= phy:
-                break
-            n += 1
-        run = []
-        while fi < len(views):
-            view = views[fi]
-            if n >= view.count:
-                fi, n = fi + 1, 1
-                continue
-            kh, e_phy, _d, _p = view.entry(n)
-            if e_phy != phy:
-                break
-            run.append((view, n, kh))
-            n += 1
+        fi, n = self._normalise(*self._cursor)
+        # entries of earlier offsets are left unmarked (pass 3 looks at them)
+        while fi < len(views) and views[fi].entry(n)[1] < phy:
+            fi, n = self._normalise(fi, n + 1)
         self._cursor = (fi, n)
-        for key in keys:
-            h = index_key_hash(f"{topic}#{key}")
-            for i, (view, number, kh) in enumerate(run):
-                if kh == h:
-                    view.marked[number] = 1
-                    del run[i]
-                    self.matched += 1
-                    break
-            else:
-                self.missing += 1
-                self.report(Problem("index_missing_entry", "index", None,
-                                    f"the record at CommitLog offset {phy} has key {key!r} (topic {topic}, key hash {h}) "
-                                    f"but no index entry points at it: a query by this key misses it", phy_offset=phy))
+        needed = [(index_key_hash(f"{topic}#{key}"), key) for key in keys]
+        # look a few entries ahead: a damaged entry in between must not hide the ones after it
+        window = len(keys) + 8
+        while needed and window > 0 and fi < len(views):
+            view = views[fi]
+            kh, e_phy, _d, _p = view.entry(n)
+            if e_phy == phy and not view.marked[n]:
+                for i, (h, _key) in enumerate(needed):
+                    if h == kh:
+                        view.marked[n] = 1
+                        self.matched += 1
+                        del needed[i]
+                        self._cursor = self._normalise(fi, n + 1)
+                        break
+            fi, n = self._normalise(fi, n + 1)
+            window -= 1
+        for h, key in needed:
+            self.missing += 1
+            self.report(Problem("index_missing_entry", "index", None,
+                                f"the record at CommitLog offset {phy} has key {key!r} (topic {topic}, key hash {h}) "
+                                f"but no index entry points at it: a query by this key misses it", phy_offset=phy))
+
+    def _normalise(self, fi: int, n: int) -> tuple[int, int]:
+        """Step over the end of a file to entry 1 of the next one."""
+        views = self.views
+        while fi < len(views) and n >= views[fi].count:
+            fi, n = fi + 1, 1
+        return fi, n
 
     # -- pass 3 ---------------------------------------------------------------------------------
     def check_unmatched(self, read_record: Callable[[int], object], min_phy: int) -> None:

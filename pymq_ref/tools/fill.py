@@ -173,7 +173,9 @@ def fill_store(root: str, options: FillOptions, progress: Callable[[int, int, fl
 
 
 def fill_main(root: str, options: FillOptions, *, as_json: bool = False, quiet: bool = False,
-              out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
+              out: TextIO | None = None, err: TextIO | None = None) -> int:
+    out = out or sys.stdout
+    err = err or sys.stderr
     def progress(done: int, total: int, elapsed: float) -> None:
         print(f"pymq fill: {done} / {total} messages ({done / elapsed:.0f} msg/s)", file=err, flush=True)
 

@@ -112,8 +112,10 @@ def format_text(rec: MessageRecord) -> str:
 
 def query_main(root: str, topic: str, key: str, *, begin: int = 0, end: int = LONG_MAX, max_num: int = 32,
                fmt: str = "text", hash_slots: int | None = None, index_num: int | None = None,
-               out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
+               out: TextIO | None = None, err: TextIO | None = None) -> int:
     """The ``pymq query`` command. Exit 0 when something matched, 1 when nothing did, 2 on error."""
+    out = out or sys.stdout
+    err = err or sys.stderr
     try:
         result = query_store(root, topic, key, begin=begin, end=end, max_num=max_num, hash_slots=hash_slots,
                              index_num=index_num)
