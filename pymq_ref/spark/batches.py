@@ -1,0 +1,226 @@
+"""Arrow record batches of store files: the columns the pymq Spark data sources produce.
+
+One decoder, many views: CommitLog rows come from :func:`pymq_ref.spark.ranges.walk_range`,
+which calls :func:`pymq_ref.formats.message.decode_record` — the parser behind the store, the
+doctor and ``pymq inspect``. Column names are those of ``pymq inspect --format jsonl``, plus
+what analytics need pulled out of the properties (``tags``, ``keys``, ``uniq_key``) and where
+the record lies (``file``, ``position``). ConsumeQueue units and IndexFile entries are fixed
+20-byte structs, decoded here with numpy in one pass over the mapped bytes (the layouts of
+:mod:`pymq_ref.formats.consume_queue` and :mod:`pymq_ref.formats.index_file`).
+
+Each ``*_batches`` function maps one file read-only (:func:`pymq_ref.tools.segments.open_readonly`),
+decodes one byte range and yields ``pyarrow.RecordBatch`` objects of at most ``batch_rows``
+rows. No Spark import: the single-process benchmark baseline runs these same functions.
+"""
+
+from __future__ import annotations
+
+from itertools import accumulate
+from typing import Iterator
+from zlib import crc32
+
+import numpy as np
+import pyarrow as pa
+
+from ..formats.consume_queue import BLANK_UNIT_SIZE_FIELD, CQ_STORE_UNIT_SIZE
+from ..formats.index_file import INDEX_ENTRY_SIZE, INDEX_HEADER_SIZE, decode_index_header, entry_position
+from ..formats.message import BlankRecord, MessageRecord
+from ..formats.msgid import offset_msg_id
+from ..tools.segments import open_readonly
+from .ranges import Gap, segment_file_base, walk_range
+
+BATCH_ROWS = 8192
+_str_map = pa.map_(pa.string(), pa.string())
+
+COMMITLOG_SCHEMA = pa.schema([
+    ("type", pa.string()),  # message | blank | gap (blank and gap rows only with records=all)
+    ("file", pa.string()), ("position", pa.int64()),
+    ("phy_offset", pa.int64()), ("total_size", pa.int32()), ("magic_code", pa.int32()),
+    ("body_crc", pa.int32()), ("crc_ok", pa.bool_()), ("queue_id", pa.int32()), ("flag", pa.int32()),
+    ("queue_offset", pa.int64()), ("sys_flag", pa.int32()), ("born_timestamp", pa.int64()),
+    ("born_host", pa.string()), ("store_timestamp", pa.int64()), ("store_host", pa.string()),
+    ("reconsume_times", pa.int32()), ("prepared_transaction_offset", pa.int64()), ("topic", pa.string()),
+    ("properties", _str_map), ("tags", pa.string()), ("keys", pa.list_(pa.string())), ("uniq_key", pa.string()),
+    ("body", pa.binary()), ("msg_id", pa.string()), ("reason", pa.string()),
+])
+
+CONSUMEQUEUE_SCHEMA = pa.schema([
+    ("topic", pa.string()), ("queue_id", pa.int32()), ("queue_offset", pa.int64()),
+    ("phy_offset", pa.int64()), ("size", pa.int32()), ("tags_code", pa.int64()), ("is_blank", pa.bool_()),
+    ("file", pa.string()), ("position", pa.int64()),
+])
+
+INDEX_SCHEMA = pa.schema([
+    ("file", pa.string()), ("entry_number", pa.int32()), ("key_hash", pa.int32()), ("phy_offset", pa.int64()),
+    ("time_diff", pa.int32()), ("prev_index", pa.int32()), ("begin_timestamp", pa.int64()),
+    ("end_timestamp", pa.int64()), ("index_count", pa.int32()), ("hash_slot_num", pa.int32()),
+])
+
+
+def spark_ddl(schema: pa.Schema) -> str:
+    """The Spark DDL string of one of the schemas above."""
+    names = {pa.string(): "string", pa.int64(): "bigint", pa.int32(): "int", pa.bool_(): "boolean",
+             pa.binary(): "binary", _str_map: "map<string,string>", pa.list_(pa.string()): "array<string>"}
+    return ", ".join(f"`{f.name}` {names[f.type]}" for f in schema)
+
+
+# --------------------------------------------------------------------------- CommitLog
+
+_HOST_TEXT: dict = {}
+_MSGID_PREFIX: dict = {}
+_MASK64 = (1 << 64) - 1
+
+
+def _host_text(host) -> str:
+    text = _HOST_TEXT.get(host)
+    if text is None:
+        text = _HOST_TEXT[host] = str(host)
+    return text
+
+
+def _msg_id(host, phy: int) -> str:
+    """``offset_msg_id`` with the host part memoised (hex of host bytes, then the 8-byte offset)."""
+    prefix = _MSGID_PREFIX.get(host)
+    if prefix is None:
+        prefix = _MSGID_PREFIX[host] = offset_msg_id(host, 0)[:-16]
+    return f"{prefix}{phy & _MASK64:016X}"
+
+
+def _message_batch(records: list, name: str, base: int, body: bool) -> pa.RecordBatch:
+    """One batch from decoded MessageRecords: the tuple fields are transposed in one ``zip``."""
+    n = len(records)
+    (topics, bodies, props, qids, flags, qoffs, phys, sys_flags, born_ts, borns, store_ts, stores, recons,
+     preps, magics, crcs, sizes) = list(zip(*records))[:17]
+    crc_ok = [c == (crc32(b) & 0x7FFFFFFF) if b else True for b, c in zip(bodies, crcs)]
+    host_text = _HOST_TEXT.get
+    prop_keys = [k for p in props for k in p]
+    prop_vals = [v for p in props for v in p.values()]
+    prop_offsets = [0, *accumulate(map(len, props))]
+    key_lists = [[k for k in p["KEYS"].split(" ") if k] if "KEYS" in p else () for p in props]
+    key_items = [k for ks in key_lists for k in ks]
+    key_offsets = [0, *accumulate(map(len, key_lists))]
+    arrays = [
+        pa.array(["message"] * n, pa.string()), pa.array([name] * n, pa.string()),
+        pa.array([phy - base for phy in phys], pa.int64()), pa.array(phys, pa.int64()),
+        pa.array(sizes, pa.int32()), pa.array(magics, pa.int32()), pa.array(crcs, pa.int32()),
+        pa.array(crc_ok, pa.bool_()), pa.array(qids, pa.int32()), pa.array(flags, pa.int32()),
+        pa.array(qoffs, pa.int64()), pa.array(sys_flags, pa.int32()), pa.array(born_ts, pa.int64()),
+        pa.array([host_text(h) or _host_text(h) for h in borns], pa.string()), pa.array(store_ts, pa.int64()),
+        pa.array([host_text(h) or _host_text(h) for h in stores], pa.string()), pa.array(recons, pa.int32()),
+        pa.array(preps, pa.int64()), pa.array(topics, pa.string()),
+        pa.MapArray.from_arrays(pa.array(prop_offsets, pa.int32()), pa.array(prop_keys, pa.string()),
+                                pa.array(prop_vals, pa.string())),
+        pa.array([p.get("TAGS") for p in props], pa.string()),
+        pa.ListArray.from_arrays(pa.array(key_offsets, pa.int32()), pa.array(key_items, pa.string())),
+        pa.array([p.get("UNIQ_KEY") for p in props], pa.string()),
+        pa.array(bodies if body else [None] * n, pa.binary()),
+        pa.array([_msg_id(h, phy) for h, phy in zip(stores, phys)], pa.string()),
+        pa.nulls(n, pa.string()),
+    ]
+    return pa.RecordBatch.from_arrays(arrays, schema=COMMITLOG_SCHEMA)
+
+
+def _other_batch(items: list, name: str, base: int) -> pa.RecordBatch:
+    """Blank and gap rows (``records=all``): position, size, magic code or reason; the rest null."""
+    rows = []
+    for item in items:
+        if isinstance(item, BlankRecord):
+            rows.append({"type": "blank", "file": name, "position": item.phy_offset - base,
+                         "phy_offset": item.phy_offset, "total_size": item.total_size, "magic_code": item.magic_code})
+        else:
+            rows.append({"type": "gap", "file": name, "position": item.position, "phy_offset": base + item.position,
+                         "total_size": item.length, "reason": item.reason})
+    return pa.RecordBatch.from_pylist(rows, schema=COMMITLOG_SCHEMA)
+
+
+def commitlog_batches(path: str, name: str, name_base: int | None, start: int, end: int, *,
+                      records: str = "messages", body: bool = True,
+                      batch_rows: int = BATCH_ROWS) -> Iterator[pa.RecordBatch]:
+    """Rows of the records that start in ``[start, end)`` of one segment file (read-only mmap).
+
+    ``records="all"`` adds a row per END_OF_FILE blank and per :class:`~pymq_ref.spark.ranges.Gap`
+    (damaged bytes the walk skipped, with the decoder's ``reason``), after the messages.
+    """
+    with open_readonly(path) as buf:
+        base = segment_file_base(buf, name_base)
+        pending, others = [], []
+        message = MessageRecord
+        for item in walk_range(buf, start, end, base):
+            if item.__class__ is message:
+                pending.append(item)
+                if len(pending) >= batch_rows:
+                    yield _message_batch(pending, name, base, body)
+                    pending = []
+            else:
+                others.append(item)
+        if pending:
+            yield _message_batch(pending, name, base, body)
+        if others and records == "all":
+            yield _other_batch(others, name, base)
+
+
+# --------------------------------------------------------------------------- ConsumeQueue
+
+def _native_columns(buf, dtype: np.dtype, count: int, offset: int) -> list[np.ndarray]:
+    """Native-endian copies of the big-endian struct fields (the view on the mmap dies here, so the
+    file can be unmapped while the copies live on)."""
+    view = np.frombuffer(buf, dtype, count, offset)
+    return [view[k].astype(view[k].dtype.newbyteorder("=")) for k in dtype.names]
+
+
+_CQ_DTYPE = np.dtype([("phy", ">i8"), ("size", ">i4"), ("tags", ">i8")])
+
+
+def consumequeue_batches(path: str, name: str, base: int, topic: str, queue_id: int, start: int, end: int,
+                         batch_rows: int = 1 << 16) -> Iterator[pa.RecordBatch]:
+    """Units in ``[start, end)`` (multiples of 20) of one ConsumeQueue file; all-zero units are skipped."""
+    with open_readonly(path) as buf:
+        end = min(end, len(buf) - len(buf) % CQ_STORE_UNIT_SIZE)
+        for lo in range(start, end, batch_rows * CQ_STORE_UNIT_SIZE):
+            hi = min(end, lo + batch_rows * CQ_STORE_UNIT_SIZE)
+            phy, size, tags = _native_columns(buf, _CQ_DTYPE, (hi - lo) // CQ_STORE_UNIT_SIZE, lo)
+            keep = (phy != 0) | (size != 0) | (tags != 0)
+            idx = np.nonzero(keep)[0]
+            if not len(idx):
+                continue
+            position = lo + idx.astype(np.int64) * CQ_STORE_UNIT_SIZE
+            n = len(idx)
+            yield pa.RecordBatch.from_arrays([
+                pa.array([topic] * n, pa.string()), pa.array(np.full(n, queue_id, np.int32)),
+                pa.array((base + position) // CQ_STORE_UNIT_SIZE), pa.array(phy[idx]), pa.array(size[idx]),
+                pa.array(tags[idx]), pa.array(size[idx] == BLANK_UNIT_SIZE_FIELD),
+                pa.array([name] * n, pa.string()), pa.array(position),
+            ], schema=CONSUMEQUEUE_SCHEMA)
+
+
+# --------------------------------------------------------------------------- IndexFile
+
+_ENTRY_DTYPE = np.dtype([("hash", ">i4"), ("phy", ">i8"), ("diff", ">i4"), ("prev", ">i4")])
+
+
+def index_batches(path: str, name: str, hash_slots: int, first: int, last: int,
+                  batch_rows: int = 1 << 16) -> Iterator[pa.RecordBatch]:
+    """Entries number ``first .. last-1`` of one IndexFile that are not all zero, with the file's header."""
+    with open_readonly(path) as buf:
+        header = decode_index_header(buf, 0, with_spans=False)
+        for lo in range(first, last, batch_rows):
+            hi = min(last, lo + batch_rows)
+            cols = dict(zip(("hash", "phy", "diff", "prev"),
+                            _native_columns(buf, _ENTRY_DTYPE, hi - lo, entry_position(lo, hash_slots))))
+            keep = (cols["hash"] != 0) | (cols["phy"] != 0) | (cols["diff"] != 0) | (cols["prev"] != 0)
+            idx = np.nonzero(keep)[0]
+            if not len(idx):
+                continue
+            n = len(idx)
+            yield pa.RecordBatch.from_arrays([
+                pa.array([name] * n, pa.string()), pa.array((lo + idx).astype(np.int32)),
+                pa.array(cols["hash"][idx]), pa.array(cols["phy"][idx]), pa.array(cols["diff"][idx]),
+                pa.array(cols["prev"][idx]), pa.array(np.full(n, header.begin_timestamp, np.int64)),
+                pa.array(np.full(n, header.end_timestamp, np.int64)),
+                pa.array(np.full(n, header.index_count, np.int32)), pa.array(np.full(n, hash_slots, np.int32)),
+            ], schema=INDEX_SCHEMA)
+
+
+def index_entry_capacity(file_size: int, hash_slots: int) -> int:
+    """Entry numbers run 1 .. maxIndexNum-1 (entry 0 is never written)."""
+    return (file_size - INDEX_HEADER_SIZE - 4 * hash_slots) // INDEX_ENTRY_SIZE
