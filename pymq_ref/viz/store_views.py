@@ -69,22 +69,17 @@ def index_chain_diagram(buf, hash_slot_num: int, *, labels: Mapping[int, str] | 
     labels = labels or {}
     g = digraph("index_chains", rankdir="LR", title=title)
     chains = index_chains(buf, hash_slot_num)
-    with g.subgraph(name="cluster_slots") as slots:
-        slots.attr(label=f"hash slots (0..{hash_slot_num - 1})", style="rounded,dashed", fontsize="10")
-        for slot in range(hash_slot_num):
-            head = chains.get(slot, [0])[0]
-            slots.node(f"s{slot}", f"slot {slot}: {head}", fillcolor=kind_colour("link" if head else "blank"),
-                       shape="box")
-        for slot in range(hash_slot_num - 1):  # keep the slots stacked in order
-            slots.edge(f"s{slot}", f"s{slot + 1}", style="invis")
+    # one record node: with rankdir=LR its fields stack vertically, like the slot table on disk
+    fields = "|".join(f"<s{slot}> slot {slot}: {chains.get(slot, [0])[0]}" for slot in range(hash_slot_num))
+    g.node("slots", fields, shape="record", style="filled", fillcolor=kind_colour("link"))
     for slot, chain in chains.items():
-        previous = f"s{slot}"
+        previous = f"slots:s{slot}"
         for number in chain:
             entry = decode_index_entry(buf, entry_position(number, hash_slot_num), with_spans=False)
             caption = labels.get(number)
             text = f"entry {number}" + (f"\\n{caption}" if caption else "") + \
                 f"\\nhash {entry.key_hash}\\nphy {entry.phy_offset}, +{entry.time_diff} s"
             g.node(f"e{number}", text, fillcolor=kind_colour("hash"))
-            g.edge(previous, f"e{number}", label="head" if previous.startswith("s") else "prev")
+            g.edge(previous, f"e{number}", label="head" if previous.startswith("slots") else "prev")
             previous = f"e{number}"
     return g
