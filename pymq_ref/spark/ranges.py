@@ -15,7 +15,8 @@ its own. The rule (:func:`is_boundary`) is local — it looks only at the bytes 
 position, never at where the range starts or ends — so every range reaches the same verdict
 about a position as a walk from the start of the segment does:
 
-* position 0 of a segment is a boundary (RocketMQ never splits a record over two files);
+* position 0 of a segment is a boundary (RocketMQ never splits a record over two files),
+  though the record there must pass the same test as every other;
 * any other position ``p`` is a boundary when ``decode_record`` succeeds there (magic code,
   TOTALSIZE equal to the size recomputed from the field lengths, every length inside the
   record) **and** the record is *self-locating*: its PHYSICALOFFSET field equals
@@ -32,9 +33,10 @@ about 2^-64 on top of the magic code and the length checks.
 Candidates are found with ``find`` on the magic codes (C speed), so a range mostly costs one
 decode per record. When a record fails (damage) or zeros appear where a record should be,
 the walk yields a :class:`Gap` and resynchronises at the next boundary, searching up to the
-end of the *file*, so the gap owned by the range where it starts is the same gap a whole-file
-walk reports. A range that begins inside a gap or inside the zero tail just starts at the
-next boundary (no gap: that one belongs to an earlier range). Zeros with no record after
+end of the *file*. A gap belongs to the range whose chain ran into it (the range of the
+record just before it), even when the gap itself starts past that range's end: only that
+range knows where the gap begins. A range that begins inside a gap, or inside the zero
+tail, just starts at the next boundary. Zeros with no record after
 them are the unwritten tail, not a gap. Hence the union over any cut of a segment into
 ranges equals the whole-file walk ``walk_range(buf, 0, len(buf))`` — records and gaps;
 ``tests/test_spark_ranges.py`` checks this with hypothesis over random cuts, on clean and
@@ -107,7 +109,7 @@ def _self_locating(buf, pos: int, base: int):
         return None
     if isinstance(record, BlankRecord):
         return record if record.total_size == len(buf) - pos else False
-    return record if (pos == 0 or record.phy_offset == base + pos) else False
+    return record if record.phy_offset == base + pos else False
 
 
 def is_boundary(buf, pos: int, base: int) -> bool:
@@ -158,45 +160,52 @@ def next_boundary(buf, pos: int, limit: int, base: int) -> int | None:
     return None
 
 
-def walk_range(buf, start: int, end: int, base: int = 0, *,
-               check_crc: bool = False) -> Iterator[MessageRecord | BlankRecord | Gap]:
-    """Records and gaps that start in ``[start, end)`` of one segment, in order.
+def walk_range(buf, start: int, end: int, base: int = 0) -> Iterator[MessageRecord | BlankRecord | Gap]:
+    """Records and gaps that belong to ``[start, end)`` of one segment, in order.
 
-    Stops at the zero tail (end of written data) and after a blank. ``walk_range(buf, 0,
-    len(buf))`` is the whole-file walk; any cut of ``[0, len(buf))`` into ranges yields the
-    same items in total. With ``check_crc`` a body CRC mismatch is damage (a gap).
+    A record belongs to the range it starts in. A gap belongs to the range whose chain runs
+    into it (the range of the record before it; the first range for a gap at position 0),
+    because only that range can tell where it starts. Stops at the zero tail (end of written
+    data) and after a blank. ``walk_range(buf, 0, len(buf))`` is the whole-file walk; any cut
+    of ``[0, len(buf))`` into ranges yields the same items in total.
     """
     size = len(buf)
     pos = next_boundary(buf, start, end, base)
     if pos is None:
         return
-    while pos < end:
+    while pos < size:
         reason = None
         try:
-            record = decode_record(buf, pos, base=base, with_spans=False, check_crc=check_crc)
+            record = decode_record(buf, pos, base=base, with_spans=False)
         except FormatError as exc:
             record, reason = False, str(exc)
         if record is None:
             reason = "zero bytes where a record was expected"
         elif isinstance(record, BlankRecord):
             if record.total_size == size - pos:
-                yield record
+                if pos < end:
+                    yield record
                 return
             reason = (f"blank.total_size at position {pos}: expected {size - pos} "
                       f"(the bytes left in the segment), found {record.total_size}")
         elif record is not False:
-            if pos == 0 or record.phy_offset == base + pos:
+            if record.phy_offset == base + pos:
+                if pos >= end:
+                    return
                 yield record
                 pos += record.total_size
                 continue
             reason = (f"message.phy_offset at position {pos}: expected {base + pos} "
                       f"(the record's own offset), found {record.phy_offset}")
+        # Damage (or zeros) where the chain expected a record: this range's gap even when pos >= end.
         resume = next_boundary(buf, pos + 1, size, base)
         if resume is None:
             if record is not None:  # damage up to the end of the file
                 yield Gap(pos, size - pos, reason)
             return
         yield Gap(pos, resume - pos, reason)
+        if resume >= end:
+            return
         pos = resume
 
 
