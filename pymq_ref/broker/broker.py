@@ -1,0 +1,254 @@
+"""``Broker``: the broker's services in-process, over one store, driven by one scheduler.
+
+This is the API the network layer wraps (one method per request code) and the one place where
+the services are wired together. Every periodic task runs on the injected
+:class:`~pymq_ref.broker.scheduler.Scheduler` — :class:`~pymq_ref.broker.scheduler.ManualScheduler`
+makes a whole broker deterministic (nothing happens until ``advance``), a
+:class:`~pymq_ref.broker.scheduler.ThreadScheduler` runs it in real time.
+
+Legal call order::
+
+    broker = Broker(store_dir, BrokerConfig(...), scheduler)   # nothing touched yet
+    broker.start()          # load config/*.json, open + recover the store, start the services
+    broker.send_message(...) / send_batch / pull_message / query_consumer_offset /
+    update_consumer_offset / consumer_send_msg_back / end_transaction ...   # any order
+    broker.shutdown()       # stop services, persist consumerOffset.json (+ delayOffset.json), close the store
+
+A broker can be started again on the same directory after ``shutdown()`` (or after a crash:
+a new ``Broker`` on the same directory recovers). Methods raise
+:class:`~pymq_ref.broker.response.BrokerError` subclasses for refused requests and
+:class:`~pymq_ref.broker.response.BrokerStateError` when called before ``start()``/after ``shutdown()``.
+
+Periodic services (first run → period): consumer offsets persisted (10 s → ``flushConsumerOffsetInterval``
+5 s), long-polling check (5 s, or ``shortPollingTimeMills``), transaction check
+(``transactionCheckInterval`` → same), delay-level delivery (1 s → per level, see
+:mod:`pymq_ref.broker.schedule`). Held pulls are also woken by the store's dispatch of a new
+message (a ``call_later(0)`` on the scheduler).
+"""
+
+from __future__ import annotations
+
+import os
+import random
+from typing import Callable
+
+from pymq_ref.store.message_store import MessageStore
+from pymq_ref.store.store_config import BrokerRole, MessageStoreConfig
+
+from .config import BrokerConfig
+from .offsets import ConsumerOffsetManager
+from .pull import PullMessageProcessor, PullMessageRequest, PullResult, SubscriptionData, SubscriptionTable
+from .response import BrokerStateError, QueryNotFoundError, ResponseCode
+from .retry import ConsumerSendMsgBackProcessor, ConsumerSendMsgBackRequest, SendBackResult
+from .scheduler import ManualScheduler, Scheduler, Timer
+from .send import SendMessageProcessor, SendMessageRequest, SendResult
+from .store_put import StorePutter
+from .subscriptions import SubscriptionGroupManager
+from .topics import TopicConfigManager
+from .transaction import (CheckTransactionState, EndTransactionRequest, EndTransactionResult,
+                          TransactionalMessageCheckService, TransactionalMessageService)
+
+try:
+    from .schedule import ScheduleMessageService
+except ImportError:  # pragma: no cover - before the delay wave landed
+    ScheduleMessageService = None
+
+TransactionChecker = Callable[[str, CheckTransactionState], None]
+
+
+class Broker:
+    def __init__(self, store_dir: str, config: BrokerConfig | None = None, scheduler: Scheduler | None = None, *,
+                 store_config: MessageStoreConfig | None = None,
+                 check_transaction_state: TransactionChecker | None = None, store_threads: bool = False,
+                 schedule_service: bool = True):
+        self.store_dir = os.fspath(store_dir)
+        self.config = config or BrokerConfig()
+        self.scheduler = scheduler or ManualScheduler()
+        self.clock = self.scheduler.clock
+        if store_config is None:
+            store_config = MessageStoreConfig(store_path_root_dir=self.store_dir)
+        elif store_config.store_path_root_dir != self.store_dir:
+            raise ValueError(f"store_config.store_path_root_dir {store_config.store_path_root_dir!r} "
+                             f"is not store_dir {self.store_dir!r}")
+        self.store_config = store_config
+        self.store_threads = store_threads
+        self.check_transaction_state = check_transaction_state
+        self.transaction_checkers: dict[str, TransactionChecker] = {}
+        self.use_schedule_service = schedule_service and ScheduleMessageService is not None
+        self.state = "new"
+        self.store: MessageStore | None = None
+        self._timers: list[Timer] = []
+
+    # -- lifecycle --------------------------------------------------------------------------
+    def start(self) -> "Broker":
+        if self.state != "new":
+            raise BrokerStateError(f"start() called in state {self.state}; create a new Broker to restart")
+        c, root = self.config, self.store_dir
+        self.topics = TopicConfigManager(root, c, self.clock)
+        self.subscriptions = SubscriptionGroupManager(root, c, self.clock)
+        self.offsets = ConsumerOffsetManager(root)
+        self.topics.load()
+        self.offsets.load()
+        self.subscriptions.load()
+        self.store = MessageStore.open(self.store_config, self.clock, threads=self.store_threads)
+        self.putter = StorePutter(self.store)
+        self.rng = random.Random(c.random_seed)
+        self.transactions = TransactionalMessageService(c, self.clock, self.store, self.putter, self.topics,
+                                                        self.offsets, self._send_check)
+        self.sender = SendMessageProcessor(c, self.clock, self.topics, self.subscriptions, self.putter.put,
+                                           self.putter.put_batch, self.transactions.prepare_message, self.rng)
+        self.send_back = ConsumerSendMsgBackProcessor(c, self.clock, self.store, self.putter, self.topics,
+                                                      self.subscriptions, self.sender)
+        self.subscription_table = SubscriptionTable()
+        self.puller = PullMessageProcessor(c, self.clock, self.store, self.putter, self.topics, self.subscriptions,
+                                           self.offsets, self.subscription_table, self.scheduler)
+        self.hold_service = self.puller.hold_service
+        self.check_service = TransactionalMessageCheckService(self.scheduler, self.transactions,
+                                                              c.transaction_check_interval)
+        self.schedule_service = (ScheduleMessageService(self.store, self.scheduler, self.store_config)
+                                 if self.use_schedule_service else None)
+        self.transactions.rebuild_resolved()
+        if self.store_config.broker_role is not BrokerRole.SLAVE and c.long_polling_enable:
+            self.store.message_arriving_listener = self.hold_service.on_message_arriving
+        self.hold_service.start()
+        self._schedule_offset_persist(self.clock.now_ms() + 10_000)
+        if self.store_config.broker_role is not BrokerRole.SLAVE:
+            if self.schedule_service is not None:
+                self.schedule_service.start()
+            self.check_service.start()
+        self.state = "running"
+        return self
+
+    def _schedule_offset_persist(self, due: int) -> None:
+        def run() -> None:
+            if self.state != "running":
+                return
+            self.offsets.persist()
+            self._schedule_offset_persist(due + self.config.flush_consumer_offset_interval)
+        self._timers.append(self.scheduler.call_at(due, run))
+        if len(self._timers) > 64:
+            self._timers = [t for t in self._timers if not t.cancelled][-8:]
+
+    def shutdown(self) -> None:
+        """Stop the services, persist the consumer offsets, shut the store down (idempotent)."""
+        if self.state != "running":
+            self.state = "shutdown"
+            return
+        self.state = "shutdown"
+        for t in self._timers:
+            t.cancel()
+        self.hold_service.shutdown()
+        self.check_service.shutdown()
+        if self.schedule_service is not None:
+            self.schedule_service.shutdown()
+        self.store.message_arriving_listener = None
+        self.store.shutdown()
+        self.offsets.persist()
+
+    def __enter__(self) -> "Broker":
+        return self if self.state == "running" else self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.shutdown()
+
+    def _running(self) -> None:
+        if self.state != "running":
+            raise BrokerStateError(f"the broker is {self.state}; call start() first" if self.state == "new"
+                                   else f"the broker is {self.state}")
+
+    # -- SEND_MESSAGE / SEND_BATCH_MESSAGE ----------------------------------------------------
+    def send_message(self, request: SendMessageRequest | None = None, /, **fields) -> SendResult:
+        """Store one message (or a batch when ``batch=True``). Fields: see :class:`SendMessageRequest`."""
+        self._running()
+        return self.sender.send_message(request or SendMessageRequest(**fields))
+
+    def send_batch(self, request: SendMessageRequest | None = None, /, **fields) -> SendResult:
+        """SEND_BATCH_MESSAGE: ``body`` is a batch body (:func:`pymq_ref.formats.batch.encode_batch`)."""
+        self._running()
+        return self.sender.send_batch(request or SendMessageRequest(batch=True, **fields))
+
+    # -- PULL_MESSAGE ------------------------------------------------------------------------
+    def pull_message(self, request: PullMessageRequest | None = None, /,
+                     callback: Callable[[PullResult | Exception], None] | None = None, **fields) -> PullResult | None:
+        """Answer a pull now, or — PULL_NOT_FOUND with FLAG_SUSPEND and a ``callback`` — hold it and
+        return None; the callback later gets the :class:`PullResult` (or the error of the re-run)."""
+        self._running()
+        return self.puller.pull_message(request or PullMessageRequest(**fields), callback)
+
+    def register_subscription(self, group: str, topic: str, expression: str = "*", expression_type: str = "TAG",
+                              sub_version: int = 0) -> None:
+        """What a HEART_BEAT tells the broker (used by pulls without FLAG_SUBSCRIPTION)."""
+        self.subscription_table.register(group, SubscriptionData(topic, expression, expression_type, sub_version))
+
+    # -- offsets ------------------------------------------------------------------------------
+    def query_consumer_offset(self, group: str, topic: str, queue_id: int) -> int:
+        """QUERY_CONSUMER_OFFSET: the committed offset; 0 for a queue whose first message is still
+        in memory; else :class:`QueryNotFoundError` (22)."""
+        self._running()
+        offset = self.offsets.query_offset(group, topic, queue_id)
+        if offset >= 0:
+            return offset
+        min_offset = max(0, self.store.get_min_offset_in_queue(topic, queue_id))
+        if min_offset <= 0 and not self._check_in_disk_by_consume_offset(topic, queue_id, 0):
+            return 0
+        raise QueryNotFoundError("Not found, V3_0_6_SNAPSHOT maybe this group consumer boot first")
+
+    def _check_in_disk_by_consume_offset(self, topic: str, queue_id: int, consume_offset: int) -> bool:
+        cq = self.store.find_consume_queue(topic, queue_id, create=False)
+        unit = cq.get_unit(consume_offset) if cq is not None else None
+        if unit is None:
+            return False
+        memory = self.config.total_physical_memory_size * self.store_config.access_message_in_memory_max_ratio // 100
+        return self.store.get_max_phy_offset() - unit.phy_offset > memory
+
+    def update_consumer_offset(self, group: str, topic: str, queue_id: int, commit_offset: int,
+                               client_host: str = "") -> ResponseCode:
+        """UPDATE_CONSUMER_OFFSET: stored in memory, persisted by the periodic task / shutdown."""
+        self._running()
+        self.offsets.commit_offset(group, topic, queue_id, commit_offset, client_host)
+        return ResponseCode.SUCCESS
+
+    def get_max_offset(self, topic: str, queue_id: int) -> int:
+        self._running()
+        return self.store.get_max_offset_in_queue(topic, queue_id)
+
+    def get_min_offset(self, topic: str, queue_id: int) -> int:
+        self._running()
+        return max(0, self.store.get_min_offset_in_queue(topic, queue_id))
+
+    def search_offset_by_timestamp(self, topic: str, queue_id: int, timestamp: int) -> int:
+        self._running()
+        return self.store.search_offset_by_time(topic, queue_id, timestamp)
+
+    # -- CONSUMER_SEND_MSG_BACK -----------------------------------------------------------------
+    def consumer_send_msg_back(self, request: ConsumerSendMsgBackRequest | None = None, /, **fields) -> SendBackResult:
+        self._running()
+        return self.send_back.consumer_send_msg_back(request or ConsumerSendMsgBackRequest(**fields))
+
+    # -- END_TRANSACTION / CHECK_TRANSACTION_STATE -------------------------------------------
+    def end_transaction(self, request: EndTransactionRequest | None = None, /,
+                        **fields) -> EndTransactionResult | None:
+        """Commit (8) / roll back (12) a half message; None (no response) for 0 (UNKNOW)."""
+        self._running()
+        if self.store_config.broker_role is BrokerRole.SLAVE:
+            from .response import BrokerError
+            raise BrokerError("END_TRANSACTION on a slave", ResponseCode.SLAVE_NOT_AVAILABLE)
+        return self.transactions.end_transaction(request or EndTransactionRequest(**fields))
+
+    def register_transaction_checker(self, producer_group: str, checker: TransactionChecker | None) -> None:
+        """The "live channel" of a producer group: where CHECK_TRANSACTION_STATE goes (None removes it)."""
+        if checker is None:
+            self.transaction_checkers.pop(producer_group, None)
+        else:
+            self.transaction_checkers[producer_group] = checker
+
+    def _send_check(self, check: CheckTransactionState) -> None:
+        """``sendCheckMessage``: asynchronously (next scheduler turn), to the group's checker if any."""
+        checker = self.transaction_checkers.get(check.producer_group) or self.check_transaction_state
+        if checker is not None:
+            self.scheduler.call_later(0, lambda: checker(check.producer_group, check))
+
+    def check_transactions_now(self):
+        """Run one transaction check round immediately (what the periodic service does)."""
+        self._running()
+        return self.check_service.run_once()

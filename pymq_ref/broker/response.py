@@ -1,0 +1,130 @@
+"""RocketMQ's ``ResponseCode`` values and the typed errors the broker services raise.
+
+A broker service either returns a result (send result, pull result …) or raises a
+:class:`BrokerError` whose ``code`` is the ``ResponseCode`` RocketMQ 4.9.4 answers with and
+whose ``remark`` is the reason, so the network layer can turn any of them into a response frame
+without knowing the service (remoting.md §8). Pure definitions; no I/O.
+"""
+
+from __future__ import annotations
+
+import enum
+
+from pymq_ref.errors import PymqError
+
+
+class ResponseCode(enum.IntEnum):
+    SUCCESS = 0
+    SYSTEM_ERROR = 1
+    SYSTEM_BUSY = 2
+    REQUEST_CODE_NOT_SUPPORTED = 3
+    TRANSACTION_FAILED = 4
+    FLUSH_DISK_TIMEOUT = 10
+    SLAVE_NOT_AVAILABLE = 11
+    FLUSH_SLAVE_TIMEOUT = 12
+    MESSAGE_ILLEGAL = 13
+    SERVICE_NOT_AVAILABLE = 14
+    VERSION_NOT_SUPPORTED = 15
+    NO_PERMISSION = 16
+    TOPIC_NOT_EXIST = 17
+    TOPIC_EXIST_ALREADY = 18
+    PULL_NOT_FOUND = 19
+    PULL_RETRY_IMMEDIATELY = 20
+    PULL_OFFSET_MOVED = 21
+    QUERY_NOT_FOUND = 22
+    SUBSCRIPTION_PARSE_FAILED = 23
+    SUBSCRIPTION_NOT_EXIST = 24
+    SUBSCRIPTION_NOT_LATEST = 25
+    SUBSCRIPTION_GROUP_NOT_EXIST = 26
+    FILTER_DATA_NOT_EXIST = 27
+    FILTER_DATA_NOT_LATEST = 28
+    TRANSACTION_SHOULD_COMMIT = 200
+    TRANSACTION_SHOULD_ROLLBACK = 201
+    TRANSACTION_STATE_UNKNOW = 202
+    TRANSACTION_STATE_GROUP_WRONG = 203
+    NO_BUYER_ID = 204
+    NOT_IN_CURRENT_UNIT = 205
+    CONSUMER_NOT_ONLINE = 206
+    CONSUME_MSG_TIMEOUT = 207
+    NO_MESSAGE = 208
+
+
+class BrokerError(PymqError):
+    """A request the broker refuses: ``code`` is the response code, ``remark`` RocketMQ's reason.
+
+    Nothing has been stored when one of these is raised (the services check before they write).
+    """
+
+    code: ResponseCode = ResponseCode.SYSTEM_ERROR
+
+    def __init__(self, remark: str, code: ResponseCode | None = None):
+        if code is not None:
+            self.code = code
+        self.remark = remark
+        super().__init__(f"{self.code.name} ({int(self.code)}): {remark}")
+
+
+class BrokerSystemError(BrokerError):
+    """``SYSTEM_ERROR`` (1): bad topic name, bad queue id, message not found, wrong offsets …"""
+
+    code = ResponseCode.SYSTEM_ERROR
+
+
+class IllegalTopicError(BrokerSystemError):
+    """The topic is blank, has characters outside ``^[%|a-zA-Z0-9_-]+$`` or is over 127 chars."""
+
+
+class IllegalQueueIdError(BrokerSystemError):
+    """A queue id outside the topic's queues."""
+
+
+class MessageNotFoundError(BrokerSystemError):
+    """No record at the given CommitLog offset (``lookMessageByOffset`` returned null)."""
+
+
+class TransactionStateError(BrokerSystemError):
+    """END_TRANSACTION that does not match the half message (group, queue offset, CommitLog
+    offset), or that points at a record that is not a half message."""
+
+
+class TransactionAlreadyResolvedError(TransactionStateError):
+    """END_TRANSACTION that contradicts the decision already taken for this transaction (pymq-ref)."""
+
+
+class NoPermissionError(BrokerError):
+    code = ResponseCode.NO_PERMISSION
+
+
+class TopicNotExistError(BrokerError):
+    code = ResponseCode.TOPIC_NOT_EXIST
+
+
+class SubscriptionGroupNotExistError(BrokerError):
+    code = ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST
+
+
+class SubscriptionParseFailedError(BrokerError):
+    code = ResponseCode.SUBSCRIPTION_PARSE_FAILED
+
+
+class SubscriptionNotExistError(BrokerError):
+    code = ResponseCode.SUBSCRIPTION_NOT_EXIST
+
+
+class MessageIllegalResponseError(BrokerError):
+    code = ResponseCode.MESSAGE_ILLEGAL
+
+
+class ServiceNotAvailableError(BrokerError):
+    code = ResponseCode.SERVICE_NOT_AVAILABLE
+
+
+class QueryNotFoundError(BrokerError):
+    code = ResponseCode.QUERY_NOT_FOUND
+
+
+class BrokerStateError(PymqError):
+    """A Broker method called in the wrong lifecycle state (e.g. ``send_message`` before ``start``)."""
+
+
+__all__ = [name for name in dir() if name.endswith("Error") or name == "ResponseCode"]

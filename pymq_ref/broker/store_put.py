@@ -1,0 +1,58 @@
+"""The broker's one door into the store's put path.
+
+Every service writes through :class:`StorePutter`, which remembers the record as the store
+will write it (:class:`Put`): the store itself applies the put-time delay-level rewrite
+(``CommitLog.asyncPutMessage`` parks a ``DELAY`` > 0 message in ``SCHEDULE_TOPIC_XXXX``,
+:func:`pymq_ref.store.delay.transform_delay_level`), and the services need to report where a
+record really went (the schedule topic and queue of a parked retry, for instance).
+Must not decide anything about topics, groups or transactions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pymq_ref.formats.message import MessageRecord
+from pymq_ref.store.commit_log import AppendMessageResult, PutMessageResult, PutMessageStatus
+from pymq_ref.store.errors import MessageIllegalError
+from pymq_ref.store.message_store import MessageStore
+
+try:  # the delay wave's rewrite (pymq_ref/store/delay.py)
+    from pymq_ref.store.delay import transform_delay_level
+except ImportError:  # pragma: no cover - before the delay wave landed
+    transform_delay_level = None
+
+
+@dataclass(slots=True)
+class Put:
+    result: PutMessageResult
+    record: MessageRecord  # as handed to the store (after the delay rewrite)
+
+    @property
+    def ok(self) -> bool:
+        return self.result.status is PutMessageStatus.PUT_OK
+
+    @property
+    def status(self) -> PutMessageStatus:
+        return self.result.status
+
+    @property
+    def append_result(self) -> AppendMessageResult | None:
+        return self.result.append_result
+
+
+class StorePutter:
+    def __init__(self, store: MessageStore):
+        self.store = store
+
+    def put(self, record: MessageRecord) -> Put:
+        stored = record
+        if transform_delay_level is not None:
+            try:
+                stored = transform_delay_level(record, self.store.delay_table)  # what the store will do
+            except MessageIllegalError:
+                pass  # the store answers MESSAGE_ILLEGAL itself
+        return Put(self.store.put_message(record), stored)
+
+    def put_batch(self, batch: MessageRecord) -> Put:
+        return Put(self.store.put_messages(batch), batch)
