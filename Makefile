@@ -21,7 +21,7 @@ BOOK_INPUTS := _config.yml _toc.yml requirements.txt \
   $(shell find notebooks book pymq_ref -type f \
       -not -path '*/__pycache__/*' -not -path '*/.ipynb_checkpoints/*' 2>/dev/null)
 
-.PHONY: help setup setup-browser book serve lab notebooks test test-unit test-nbval test-browser clean distclean
+.PHONY: help setup setup-browser book serve lab notebooks test test-unit test-nbval test-browser clean distclean corpus bench
 
 help: ## list the targets
 	@echo "pymq-ref — RocketMQ, byte by byte"
@@ -88,6 +88,13 @@ test-nbval: ## nbval over every notebook in notebooks/ (policy: README, "Noteboo
 test-browser: ## headless chromium over the built book in _build/html (build it first)
 	@echo "[test] browser test on $(HTML)"
 	@$(PY) -m pytest tests/test_book_render.py -q
+
+corpus: setup ## regenerate the golden corpus in corpus/ (deterministic; see corpus/README.md)
+	@$(PY) corpus/generate.py
+
+bench: setup ## run every benchmark in bench/ (ratios vs a baseline of the same run; QUICK=1 for --quick)
+	@mkdir -p _build/bench
+	@for b in bench/bench_*.py; do $(PY) $$b $(if $(QUICK),--quick) || exit 1; done
 
 clean: ## remove build outputs and caches (keeps .venv)
 	rm -rf _build .pytest_cache .hypothesis *.egg-info

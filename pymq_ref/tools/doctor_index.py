@@ -46,6 +46,38 @@ def record_index_keys(record) -> list[str]:
     return keys
 
 
+#: Files up to this size have their geometry checked against every candidate when it is inferred.
+_SEARCH_LIMIT = 64 << 20
+
+
+def _problems(buf, slots: int, entries: int) -> int:
+    """How many structural problems the file shows under this geometry."""
+    found = []
+    view = IndexView(Segment(None, "", 0, len(buf)), buf, slots, entries)
+    IndexCheck(found.append)._check_chains(view)
+    return len(found)
+
+
+def _best_geometry(buf, guess: tuple[int, int] | None) -> tuple[int, int] | None:
+    """The inferred geometry if the file is consistent under it; else, for small files, the first
+    candidate (fewest slots) under which slots, chains, reachability and the header's slot count all
+    agree. The size alone is ambiguous (``40 + 4*slots + 20*entries``) and a few entries may look
+    plausible under a wrong split."""
+    if guess is not None and (len(buf) > _SEARCH_LIMIT or _problems(buf, *guess) == 0):
+        return guess
+    if len(buf) > _SEARCH_LIMIT:
+        return guess
+    body = len(buf) - INDEX_HEADER_SIZE
+    count = decode_index_header(buf, with_spans=False).effective_index_count
+    for slots in range(1, body // 4):
+        entries, rest = divmod(body - 4 * slots, 20)
+        if rest or entries < max(count, 1):
+            continue
+        if _problems(buf, slots, entries) == 0:
+            return slots, entries
+    return guess
+
+
 class IndexView:
     """One index file: geometry, header and a mark per entry."""
 
@@ -93,9 +125,14 @@ class IndexCheck:
             if size in geometry:
                 continue
             try:
-                geometry[size] = index_geometry(buf, self.hash_slots, self.index_num)
+                guess = index_geometry(buf, self.hash_slots, self.index_num)
             except ValueError as exc:
                 errors.setdefault(size, str(exc))
+                guess = None
+            if not (self.hash_slots and self.index_num):
+                guess = _best_geometry(buf, guess)
+            if guess is not None:
+                geometry[size] = guess
         for seg, buf in files:
             if len(buf) in geometry:
                 self.add_file(seg, buf, *geometry[len(buf)])
@@ -120,7 +157,9 @@ class IndexCheck:
                                     f"header phy offsets [{h.begin_phy_offset}, {h.end_phy_offset}]: expected those of "
                                     f"entries 1 and {view.count - 1}, [{first_phy}, {last_phy}]", "warning"))
 
-    def _check_chains(self, view: IndexView) -> None:
+    def _check_chains(self, view: IndexView, report: Callable[[Problem], None] | None = None) -> None:
+        """Slots, chains, reachability and the header's slot count of one file."""
+        report = report or self.report
         buf, slots, count, rel = view.buf, view.slots, view.count, view.seg.rel
         visited = bytearray(count)
         used_slots = 0
@@ -137,28 +176,28 @@ class IndexCheck:
             (head,) = _slot_unpack(buf, at)
             used_slots += 1
             if not 0 < head < count:
-                self.report(Problem("index_bad_slot", rel, at,
+                report(Problem("index_bad_slot", rel, at,
                                     f"hash slot {slot} holds {head}: expected an entry number in [1, {count - 1}]"))
                 continue
             cur = head
             while True:
                 kh, _phy, diff, prev = view.entry(cur)
                 if visited[cur]:
-                    self.report(Problem("index_chain_broken", rel, view.entry_offset(cur),
+                    report(Problem("index_chain_broken", rel, view.entry_offset(cur),
                                         f"entry {cur} is reached twice (from slot {slot}): chains must not share entries"))
                     break
                 visited[cur] = 1
                 if kh % slots != slot:
-                    self.report(Problem("index_chain_broken", rel, view.entry_offset(cur),
+                    report(Problem("index_chain_broken", rel, view.entry_offset(cur),
                                         f"entry {cur} (key hash {kh}) is on the chain of slot {slot}: expected slot "
                                         f"{kh % slots} (key hash mod {slots})"))
                 if diff < 0:
-                    self.report(Problem("index_chain_broken", rel, view.entry_offset(cur) + 12,
+                    report(Problem("index_chain_broken", rel, view.entry_offset(cur) + 12,
                                         f"entry {cur}: time_diff {diff} is negative (queries stop here)"))
                 if prev == 0:
                     break
                 if not 0 < prev < cur:
-                    self.report(Problem("index_chain_broken", rel, view.entry_offset(cur) + 16,
+                    report(Problem("index_chain_broken", rel, view.entry_offset(cur) + 16,
                                         f"entry {cur}: prev_index {prev} must be in [0, {cur - 1}] (chains run to "
                                         f"older entries)"))
                     break
@@ -166,11 +205,11 @@ class IndexCheck:
         for n in range(1, count):
             if not visited[n]:
                 kh = view.entry(n)[0]
-                self.report(Problem("index_unreachable_entry", rel, view.entry_offset(n),
+                report(Problem("index_unreachable_entry", rel, view.entry_offset(n),
                                     f"entry {n} (key hash {kh}) is not on the chain of its slot {kh % slots}: "
                                     f"queries never find it"))
         if used_slots != view.header.hash_slot_count:
-            self.report(Problem("index_header_mismatch", rel, 32,
+            report(Problem("index_header_mismatch", rel, 32,
                                 f"hash_slot_count {view.header.hash_slot_count}: expected {used_slots} "
                                 f"(the non-empty slots)", "warning"))
 
