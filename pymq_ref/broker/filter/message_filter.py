@@ -18,10 +18,11 @@ SQL92       pass, unless the bloom-filter bitmap path is    broker: evaluate the
             the same, the bitmap only saves CommitLog reads
 ==========  ==============================================  ==========================================
 
-:class:`TagMessageFilter` does the client's string re-check in its CommitLog test by default, so
-an in-process broker + client pair filters exactly like RocketMQ end to end; pass
-``client_side_tag_check=False`` for the 4.9.4 *broker* alone (hash collisions delivered, as on
-the wire). :class:`RetryMessageFilter` is ``ExpressionForRetryMessageFilter`` (broker option
+:class:`TagMessageFilter` behaves like the 4.9.4 *broker* by default: its CommitLog test passes
+everything, so a hash collision is delivered, as on the wire (``MessageStore.get_message`` calls
+both tests on the broker path). The client's string re-check is :meth:`TagMessageFilter.is_matched_by_client`;
+``client_side_tag_check=True`` folds it into the CommitLog test, for an in-process broker +
+client pair that should filter exactly like RocketMQ end to end. :class:`RetryMessageFilter` is ``ExpressionForRetryMessageFilter`` (broker option
 ``filterSupportRetry``, default false): a consumer's retry topic ``%RETRY%<group>`` is subscribed
 with ``*``, so without it SQL-filtered consumers get *every* message they failed back, filtered
 or not; with it, the original topic's SQL filter (found by the message's ``RETRY_TOPIC``
@@ -67,7 +68,7 @@ class TagMessageFilter:
 
     expression_type = TAG
 
-    def __init__(self, subscription: TagSubscription, *, client_side_tag_check: bool = True):
+    def __init__(self, subscription: TagSubscription, *, client_side_tag_check: bool = False):
         self.subscription = subscription
         self.client_side_tag_check = client_side_tag_check
 
@@ -80,9 +81,13 @@ class TagMessageFilter:
         return is_matched_by_tags_code(self.subscription, tags_code)
 
     def is_matched_by_commit_log(self, properties: Mapping[str, str] | None) -> bool:
-        """Client re-check (``TAGS`` string in the tag set); always ``True`` with ``client_side_tag_check=False``."""
+        """Broker (4.9.4): always ``True`` for TAG. With ``client_side_tag_check=True``: :meth:`is_matched_by_client`."""
         if not self.client_side_tag_check:
             return True
+        return self.is_matched_by_client(properties)
+
+    def is_matched_by_client(self, properties: Mapping[str, str] | None) -> bool:
+        """Client (``PullAPIWrapper.processPullResult``): with a tag set, keep only a ``TAGS`` string in it."""
         return client_recheck(self.subscription, properties or {})
 
     def __repr__(self) -> str:
@@ -173,7 +178,7 @@ class RetryMessageFilter(Sql92MessageFilter):
 
 def build_filter(expression_type: str | None = TAG, expression: str | None = "*", *,
                  topic: str | None = None, filter_support_retry: bool = False,
-                 lookup: FilterLookup | None = None, client_side_tag_check: bool = True,
+                 lookup: FilterLookup | None = None, client_side_tag_check: bool = False,
                  strict: bool = False) -> TagMessageFilter | Sql92MessageFilter | RetryMessageFilter:
     """The filter for one subscription (``FilterAPI.build`` + ``ConsumerFilterManager.build``).
 
