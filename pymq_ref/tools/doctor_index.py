@@ -58,6 +58,12 @@ def _problems(buf, slots: int, entries: int) -> int:
     return len(found)
 
 
+def _ratio_geometry(size: int) -> tuple[int, int] | None:
+    """RocketMQ's defaults keep maxIndexNum = 4 x maxHashSlotNum: the geometry of that ratio, if the size allows."""
+    slots, rest = divmod(size - INDEX_HEADER_SIZE, 84)
+    return (slots, 4 * slots) if slots > 0 and not rest else None
+
+
 def _best_geometry(buf, guess: tuple[int, int] | None) -> tuple[int, int] | None:
     """The inferred geometry if the file is consistent under it; else, for small files, the first
     candidate (fewest slots) under which slots, chains, reachability and the header's slot count all
@@ -111,6 +117,7 @@ class IndexCheck:
         self.duplicates = 0
         self.wrong = 0
         self._cursor = (0, 1)
+        self._validated: set[tuple[int, int, int]] = set()
         self.first_phy: int | None = None
         self.last_phy: int | None = None
 
@@ -124,13 +131,17 @@ class IndexCheck:
             size = len(buf)
             if size in geometry:
                 continue
-            try:
-                guess = index_geometry(buf, self.hash_slots, self.index_num)
-            except ValueError as exc:
-                errors.setdefault(size, str(exc))
-                guess = None
-            if not (self.hash_slots and self.index_num):
-                guess = _best_geometry(buf, guess)
+            guess = _ratio_geometry(size) if not (self.hash_slots or self.index_num) else None
+            if guess is not None and _problems(buf, *guess) == 0:
+                self._validated.add((id(buf), *guess))
+            else:
+                try:
+                    guess = index_geometry(buf, self.hash_slots, self.index_num)
+                except ValueError as exc:
+                    errors.setdefault(size, str(exc))
+                    guess = None
+                if not (self.hash_slots and self.index_num):
+                    guess = _best_geometry(buf, guess)
             if guess is not None:
                 geometry[size] = guess
         for seg, buf in files:
@@ -141,12 +152,14 @@ class IndexCheck:
 
     def add_file(self, seg: Segment, buf, slots: int, entries: int) -> None:
         view = IndexView(seg, buf, slots, entries)
+        validated = (id(buf), slots, entries) in self._validated
         if view.header.index_count > entries:
             self.report(Problem("index_header_mismatch", seg.rel, 36,
                                 f"index_count {view.header.index_count} exceeds maxIndexNum {entries}"))
         self.views.append(view)
         self.entries_total += max(0, view.count - 1)
-        self._check_chains(view)
+        if not validated:  # (a clean structural check of this very file was done when choosing the geometry)
+            self._check_chains(view)
         if view.count > 1:
             first_phy, last_phy = view.entry(1)[1], view.entry(view.count - 1)[1]
             self.first_phy = first_phy if self.first_phy is None else self.first_phy
@@ -227,12 +240,29 @@ class IndexCheck:
                 self.lag_from = phy
             return
         views = self.views
-        fi, n = self._normalise(*self._cursor)
+        fi, n = self._cursor
+        hashes = [index_key_hash(f"{topic}#{key}") for key in keys]
+        # fast path (a healthy store): this record's entries are the next ones, in key order
+        if fi < len(views):
+            view = views[fi]
+            k = len(hashes)
+            if n + k <= view.count:
+                entry = view.entry
+                for j in range(k):
+                    kh, e_phy, _d, _p = entry(n + j)
+                    if e_phy != phy or kh != hashes[j]:
+                        break
+                else:
+                    view.marked[n:n + k] = b"\x01" * k
+                    self.matched += k
+                    self._cursor = (fi, n + k)
+                    return
+        fi, n = self._normalise(fi, n)
         # entries of earlier offsets are left unmarked (pass 3 looks at them)
         while fi < len(views) and views[fi].entry(n)[1] < phy:
             fi, n = self._normalise(fi, n + 1)
         self._cursor = (fi, n)
-        needed = [(index_key_hash(f"{topic}#{key}"), key) for key in keys]
+        needed = list(zip(hashes, keys))
         # look a few entries ahead: a damaged entry in between must not hide the ones after it
         window = len(keys) + 8
         while needed and window > 0 and fi < len(views):
