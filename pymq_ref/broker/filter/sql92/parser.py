@@ -50,7 +50,7 @@ from pymq_ref.broker.filter.sql92.lexer import Kind, Lexer, Token
 
 #: Words users try that RocketMQ 4.9.4's grammar does not have, and where they come from.
 NOT_IN_4_9_4 = {
-    "LIKE": "LIKE was removed from RocketMQ's selector grammar (it never existed in 4.x)",
+    "LIKE": "LIKE is not in RocketMQ's selector grammar (removed when it was taken from ActiveMQ)",
     "ESCAPE": "ESCAPE (for LIKE) is not in RocketMQ's selector grammar",
     "CONTAINS": "CONTAINS is a RocketMQ 5.1.3+ operator, not in 4.9.4",
     "STARTSWITH": "STARTSWITH is a RocketMQ 5.1.3+ operator, not in 4.9.4",
