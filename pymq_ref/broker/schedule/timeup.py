@@ -16,6 +16,10 @@ from pymq_ref.formats.properties import DELAY, REAL_QID, REAL_TOPIC, WAIT, encod
 from pymq_ref.store.delay import java_hashmap_order, parse_java_integer
 
 
+#: HashMap iteration order per key tuple (messages of one application share a few key sets).
+_ORDER: dict[tuple[str, ...], tuple[str, ...]] = {}
+
+
 class ScheduledMessageError(PymqError):
     """A parked record that cannot be turned back into its real message (no/bad REAL_TOPIC, REAL_QID)."""
 
@@ -29,8 +33,17 @@ def message_timeup(stored: MessageRecord, *, clear: tuple[str, ...] = (DELAY,)) 
     (RocketMQ throws there too, and retries the same unit 100 ms later).
     """
     props = stored.properties
-    order = java_hashmap_order(props)
-    text = encode_properties({k: props[k] for k in order})
+    keys = tuple(props)
+    order = _ORDER.get(keys)
+    if order is None:
+        order = tuple(java_hashmap_order(keys))
+        if len(_ORDER) < 4096:
+            _ORDER[keys] = order
+    raw = stored.properties_string
+    if order == keys and raw is not None and raw.count("\x02") + 1 == len(keys):
+        text = raw  # already in HashMap order with nothing dropped: re-serialising gives the same text
+    else:
+        text = encode_properties({k: props[k] for k in order})
     topic = props.get(REAL_TOPIC)
     if not topic:
         raise ScheduledMessageError(f"parked record at {stored.phy_offset}: no REAL_TOPIC property")
