@@ -380,3 +380,20 @@ def test_lexer_longest_match_and_string_fallback():
 
 def test_non_string_input():
     assert err(None).kind == "syntax"  # type: ignore[arg-type]
+
+
+def test_parse_tree_diagram_labels_and_values():
+    from pymq_ref.broker.filter.sql92.diagram import parse_tree
+
+    compiled = compile_sql92("a BETWEEN 1 AND 5 AND NOT (s IN ('x'))")
+    source = parse_tree(compiled).source
+    assert "AND\n(from BETWEEN)" in source and ">=" in source and "IN ('x')" in source
+    annotated = parse_tree(compiled, {"a": "3"}).source
+    assert "= TRUE" in annotated and "= NULL" in annotated and "'3' (String)" in annotated
+    assert "= error" in parse_tree(compile_sql92("a > 1"), {"a": "x"}).source
+
+
+def test_properties_used_and_str():
+    compiled = compile_sql92("b = 1 AND (a > 2 OR b IS NULL) AND TAGS IN ('x')")
+    assert compiled.properties_used() == ("b", "a", "TAGS")
+    assert str(compiled) == compiled.java_string()

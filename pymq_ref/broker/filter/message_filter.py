@@ -112,27 +112,30 @@ class Sql92MessageFilter:
         """Always ``True``: the bloom-filter bitmap path (ConsumeQueueExt) is not implemented."""
         return True
 
-    def _evaluate(self, compiled: Sql92Expression, properties: Mapping[str, str] | None) -> bool:
-        try:
-            return compiled.evaluate(properties) is True
-        except FilterTypeError as e:  # RocketMQ: log.error("Message Filter error ...") → no match
-            self.evaluation_errors += 1
-            self.last_error = e
-            return False
-
     def is_matched_by_commit_log(self, properties: Mapping[str, str] | None) -> bool:
         """``TRUE`` matches; ``FALSE``, UNKNOWN (``None``) and evaluation errors don't."""
-        return self._evaluate(self.compiled, properties)
+        return _evaluate(self, self.compiled, properties)
 
     def __repr__(self) -> str:
         return f"Sql92MessageFilter({self.expression!r})"
+
+
+def _evaluate(owner: Sql92MessageFilter | RetryMessageFilter, compiled: Sql92Expression,
+              properties: Mapping[str, str] | None) -> bool:
+    """Evaluate; an evaluation error is counted on ``owner`` and is no match (RocketMQ logs it)."""
+    try:
+        return compiled.evaluate(properties) is True
+    except FilterTypeError as e:
+        owner.evaluation_errors += 1
+        owner.last_error = e
+        return False
 
 
 #: ``(real_topic, consumer_group) -> compiled SQL filter or None`` (``ConsumerFilterManager.get``).
 FilterLookup = Callable[[str, str], Sql92Expression | None]
 
 
-class RetryMessageFilter(Sql92MessageFilter):
+class RetryMessageFilter:
     """``ExpressionForRetryMessageFilter``: the pulled topic may be a retry topic ``%RETRY%<group>``.
 
     For a retry topic the CommitLog test looks up the SQL filter registered for
@@ -147,11 +150,11 @@ class RetryMessageFilter(Sql92MessageFilter):
         self.own = own
         self.lookup = lookup
         self.evaluation_errors = 0
-        self.last_error = None
+        self.last_error: FilterTypeError | None = None
         self.expression_type = own.expression_type
 
     @property
-    def expression(self) -> str:  # type: ignore[override]
+    def expression(self) -> str:
         return self.own.expression
 
     @property
@@ -170,7 +173,7 @@ class RetryMessageFilter(Sql92MessageFilter):
         compiled = self.lookup(real_topic, self.topic[len(RETRY_GROUP_TOPIC_PREFIX):])
         if compiled is None:
             return True
-        return self._evaluate(compiled, properties)
+        return _evaluate(self, compiled, properties)
 
     def __repr__(self) -> str:
         return f"RetryMessageFilter({self.topic!r}, {self.own!r})"
