@@ -37,3 +37,10 @@ class TimerConfig:
         if w > self.timer_slots_total - TIMER_BLANK_SLOTS or w < 2:
             return self.timer_slots_total - TIMER_BLANK_SLOTS
         return w
+
+    def __post_init__(self) -> None:
+        if self.timer_slots_total - TIMER_BLANK_SLOTS < 2:
+            raise ValueError(f"timer_slots_total must be at least {TIMER_BLANK_SLOTS + 2} (the roll window is "
+                             f"clamped to slots_total - {TIMER_BLANK_SLOTS}), got {self.timer_slots_total}")
+        if self.timer_precision_ms <= 0:
+            raise ValueError(f"timer_precision_ms must be positive, got {self.timer_precision_ms}")
