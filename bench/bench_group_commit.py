@@ -120,7 +120,7 @@ def main() -> int:
                 f"baseline: 1 thread, write + fdatasync per message"),
             Row(f"  vs {WRITERS} threads each write + fdatasync", ours, base16, "msg/s", None,
                 "informational: concurrent fdatasync calls on one file")]
-    return report("group_commit", f"Durable puts, 1 KiB bodies (best of {repeat}; disk of {workdir.rsplit('/', 2)[0]})",
+    return report("group_commit", f"Durable puts, 1 KiB bodies (best of {repeat}; files in {os.path.dirname(workdir)})",
                   rows, {"puts": count, "baseline_messages": base_count, "writers": WRITERS, "repeat": repeat})
 
 
