@@ -46,10 +46,6 @@ def record_index_keys(record) -> list[str]:
     return keys
 
 
-#: Files up to this size have their geometry checked against every candidate when it is inferred.
-_SEARCH_LIMIT = 64 << 20
-
-
 def _problems(buf, slots: int, entries: int) -> int:
     """How many structural problems the file shows under this geometry."""
     found = []
@@ -62,26 +58,6 @@ def _ratio_geometry(size: int) -> tuple[int, int] | None:
     """RocketMQ's defaults keep maxIndexNum = 4 x maxHashSlotNum: the geometry of that ratio, if the size allows."""
     slots, rest = divmod(size - INDEX_HEADER_SIZE, 84)
     return (slots, 4 * slots) if slots > 0 and not rest else None
-
-
-def _best_geometry(buf, guess: tuple[int, int] | None) -> tuple[int, int] | None:
-    """The inferred geometry if the file is consistent under it; else, for small files, the first
-    candidate (fewest slots) under which slots, chains, reachability and the header's slot count all
-    agree. The size alone is ambiguous (``40 + 4*slots + 20*entries``) and a few entries may look
-    plausible under a wrong split."""
-    if guess is not None and (len(buf) > _SEARCH_LIMIT or _problems(buf, *guess) == 0):
-        return guess
-    if len(buf) > _SEARCH_LIMIT:
-        return guess
-    body = len(buf) - INDEX_HEADER_SIZE
-    count = decode_index_header(buf, with_spans=False).effective_index_count
-    for slots in range(1, body // 4):
-        entries, rest = divmod(body - 4 * slots, 20)
-        if rest or entries < max(count, 1):
-            continue
-        if _problems(buf, slots, entries) == 0:
-            return slots, entries
-    return guess
 
 
 class IndexView:
@@ -131,17 +107,16 @@ class IndexCheck:
             size = len(buf)
             if size in geometry:
                 continue
-            guess = _ratio_geometry(size) if not (self.hash_slots or self.index_num) else None
-            if guess is not None and _problems(buf, *guess) == 0:
+            ratio = _ratio_geometry(size) if not (self.hash_slots or self.index_num) else None
+            if ratio is not None and _problems(buf, *ratio) == 0:
+                guess = ratio
                 self._validated.add((id(buf), *guess))
             else:
-                try:
+                try:  # the same inference as `pymq inspect`; a damaged file falls back to the 1:4 ratio
                     guess = index_geometry(buf, self.hash_slots, self.index_num)
                 except ValueError as exc:
                     errors.setdefault(size, str(exc))
-                    guess = None
-                if not (self.hash_slots and self.index_num):
-                    guess = _best_geometry(buf, guess)
+                    guess = ratio
             if guess is not None:
                 geometry[size] = guess
         for seg, buf in files:

@@ -38,8 +38,9 @@ class InspectOptions:
     index_num: int | None = None
 
 
-def inspect_path(path: str | os.PathLike, options: InspectOptions, out: TextIO = sys.stdout) -> int:
-    """Print ``path`` in ``options.format``; return the exit status."""
+def inspect_path(path: str | os.PathLike, options: InspectOptions, out: TextIO | None = None) -> int:
+    """Print ``path`` in ``options.format`` (to ``out``, default the current stdout); return the exit status."""
+    out = sys.stdout if out is None else out
     path = Path(path)
     if not path.exists():
         raise InspectError(f"{path}: no such file or directory")

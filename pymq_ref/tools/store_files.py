@@ -120,38 +120,47 @@ def index_geometry(buf, hash_slots: int | None = None, index_num: int | None = N
     return hash_slots, index_num
 
 
-def _infer_geometry(buf, max_candidates: int = 200_000) -> tuple[int, int]:
+def _infer_geometry(buf, max_candidates: int = 200_000, max_probe: int = 4096) -> tuple[int, int]:
     size = len(buf)
     if size < INDEX_HEADER_SIZE + 24:
         raise ValueError(f"index file of {size} bytes is too small")
-    count = decode_index_header(buf, with_spans=False).effective_index_count
+    header = decode_index_header(buf, with_spans=False)
+    count = header.effective_index_count
     body = size - INDEX_HEADER_SIZE
     candidates = [s for s in range(1, min(body // 4, max_candidates)) if (body - 4 * s) % 20 == 0 and body - 4 * s >= 20]
-    probe = range(1, min(count, 64))
-    if not probe:
-        # an empty file: any geometry decodes the same (nothing to show); prefer RocketMQ's 1:4 ratio
-        ratio = [s for s in candidates if (body - 4 * s) // 20 == 4 * s]
+    ratio = [s for s in candidates if (body - 4 * s) // 20 == 4 * s]  # RocketMQ's defaults keep 1:4
+    if count <= 1:  # an empty file: every geometry shows the same nothing; prefer the 1:4 ratio
         if ratio or candidates:
             slots = (ratio or candidates)[-1]
             return slots, (body - 4 * slots) // 20
-    for slots in candidates:
-        entries = (body - 4 * slots) // 20
-        if count > entries:
-            continue
-        ok, last_phy = True, -1
-        for number in probe:  # entries are appended in CommitLog order and chain backwards
-            entry = decode_index_entry(buf, entry_position(number, slots), with_spans=False)
-            slot_at = INDEX_HEADER_SIZE + 4 * (entry.key_hash % slots) if entry.key_hash >= 0 else 0
-            head = int.from_bytes(buf[slot_at:slot_at + 4], "big", signed=True)
-            if (entry.key_hash < 0 or not number <= head < count or not 0 <= entry.prev_index < number
-                    or entry.phy_offset < last_phy or entry.time_diff < 0):
-                ok = False
-                break
-            last_phy = entry.phy_offset
-        if ok:
-            return slots, entries
+    for slots in ratio + [s for s in candidates if s not in ratio]:
+        if _consistent(buf, slots, count, header.hash_slot_count, max_probe):
+            return slots, (body - 4 * slots) // 20
     raise ValueError(f"index file of {size} bytes: cannot infer maxHashSlotNum/maxIndexNum; "
                      f"pass --hash-slots and --index-num")
+
+
+def _consistent(buf, slots: int, count: int, hash_slot_count: int, max_probe: int) -> bool:
+    """Does the file look as RocketMQ writes it under ``slots``? Non-empty slots number the
+    header's hashSlotCount and point at entries; entries (up to ``max_probe``) have CommitLog
+    offsets in order, chain back to earlier entries and hash into a slot whose head is at or after them."""
+    entries = (len(buf) - INDEX_HEADER_SIZE - 4 * slots) // 20
+    if count > entries:
+        return False
+    heads = array("i", bytes(buf[INDEX_HEADER_SIZE:INDEX_HEADER_SIZE + 4 * slots]))
+    if array("i", [1]).tobytes()[0] == 1:
+        heads.byteswap()
+    used = [h for h in heads if h]
+    if len(used) != hash_slot_count or any(not 0 < h < count for h in used):
+        return False
+    last_phy = -1
+    for number in range(1, min(count, max_probe)):
+        entry = decode_index_entry(buf, entry_position(number, slots), with_spans=False)
+        if (entry.key_hash < 0 or not number <= heads[entry.key_hash % slots] < count
+                or not 0 <= entry.prev_index < number or entry.phy_offset < last_phy or entry.time_diff < 0):
+            return False
+        last_phy = entry.phy_offset
+    return True
 
 
 def walk_index(buf, path: Path, hash_slots: int | None = None, index_num: int | None = None, **_) -> Iterator:
