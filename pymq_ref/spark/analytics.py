@@ -102,15 +102,16 @@ def delayed_messages(commitlog: DataFrame, delay_levels: str = DEFAULT_MESSAGE_D
               .withColumn("deliver_timestamp", F.col("store_timestamp") + F.coalesce(F.col("delay_ms"), F.lit(1000))))
     delivered = (commitlog.where((F.col("topic") != SCHEDULE_TOPIC) & _prop("DELAY").isNotNull()
                                  & F.col("uniq_key").isNotNull())
-                 .select(F.col("topic").alias("real_topic"), "uniq_key",
-                         F.col("store_timestamp").alias("delivered_timestamp"), F.col("phy_offset").alias("delivered_phy_offset"))
-                 .groupBy("real_topic", "uniq_key")
-                 .agg(F.min("delivered_timestamp").alias("delivered_timestamp"),
-                      F.min("delivered_phy_offset").alias("delivered_phy_offset")))
-    out = (parked.join(delivered, ["real_topic", "uniq_key"], "left")
-           .withColumn("status", F.when(F.col("delivered_phy_offset").isNotNull()
-                                        & (F.col("delivered_phy_offset") > F.col("phy_offset")), "delivered")
-                       .otherwise("waiting")))
+                 .select(F.col("topic").alias("d_topic"), F.col("uniq_key").alias("d_uniq_key"),
+                         F.col("store_timestamp").alias("d_timestamp"), F.col("phy_offset").alias("d_phy_offset")))
+    # the first record of the real topic with the same UNIQ_KEY written after the parked one
+    # (a message retried several times is parked and delivered several times under one UNIQ_KEY)
+    cond = ((parked.real_topic == delivered.d_topic) & (parked.uniq_key == delivered.d_uniq_key)
+            & (delivered.d_phy_offset > parked.phy_offset))
+    out = (parked.join(delivered, cond, "left")
+           .groupBy(*parked.columns)
+           .agg(F.min("d_phy_offset").alias("delivered_phy_offset"), F.min("d_timestamp").alias("delivered_timestamp"))
+           .withColumn("status", F.when(F.col("delivered_phy_offset").isNotNull(), "delivered").otherwise("waiting")))
     if delay_offsets:
         offs = spark.createDataFrame([(int(k), int(v)) for k, v in delay_offsets.items()],
                                      "level int, delay_offset bigint")
