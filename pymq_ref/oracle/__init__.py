@@ -62,3 +62,8 @@ def decode_message(data: bytes, pos: int = 0, *, base: int = 0, check_crc: bool 
     it shows as ``record.crc_ok == False``). ``record.spans`` tells where every field lies.
     """
     return _decode_message(data, pos, base=base, with_spans=with_spans, check_crc=check_crc)
+
+
+from .diff import FieldDifference, diff_message  # noqa: E402  (kept last: it builds on the names above)
+
+__all__ += ["FieldDifference", "diff_message"]
