@@ -65,6 +65,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_doctor(commands)
     _add_query(commands)
     _add_fill(commands)
+    from .spark.cli import add_spark_subcommand  # imports pyspark only when a spark command runs
+
+    add_spark_subcommand(commands)
     return parser
 
 
