@@ -16,6 +16,7 @@ from pymq_ref.formats.spans import Span
 from pymq_ref.viz.layout import as_spans
 from pymq_ref.viz.palette import MONO_FONT, SANS_FONT, kind_colour, kind_description
 from pymq_ref.viz.values import format_value
+from pymq_ref.viz.reprs import TextAndHtml
 
 _INDEX = re.compile(r"\[\d+\]")
 
@@ -68,8 +69,8 @@ def chain(spans: tuple[Span, ...], offset: int) -> tuple[Span, ...]:
         level = hit.children
 
 
-@dataclass(frozen=True)
-class Explanation:
+@dataclass(frozen=True, repr=False)  # repr is the text view (TextAndHtml)
+class Explanation(TextAndHtml):
     """What one byte is. ``span`` is the innermost field covering it (None: no field)."""
 
     offset: int
@@ -150,17 +151,6 @@ class Explanation:
         yield "value", f"<code {mono}>{escape(format_value(s.value, 96))}</code>"
         if self.sentence:
             yield "spec", escape(self.sentence)
-
-    def _repr_html_(self) -> str:
-        return self.html()
-
-    def __repr__(self) -> str:
-        return self.text()
-
-    __str__ = __repr__
-
-    def _repr_pretty_(self, p, cycle) -> None:
-        p.text(self.text())
 
 
 def explain(buf, spans: object, offset: int, structure: str = "message", *, base: int = 0) -> Explanation:

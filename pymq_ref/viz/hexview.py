@@ -16,10 +16,11 @@ from typing import Callable
 
 from pymq_ref.viz import htmlview, text
 from pymq_ref.viz.layout import FieldRow, Layout, as_spans, layout, walk_with_depth
+from pymq_ref.viz.reprs import TextAndHtml
 
 
-@dataclass(frozen=True)
-class HexView:
+@dataclass(frozen=True, repr=False)  # repr is the text view (TextAndHtml)
+class HexView(TextAndHtml):
     """A rendered-on-demand byte view. Build it with :func:`hexview`."""
 
     layout: Layout
@@ -40,17 +41,6 @@ class HexView:
     @property
     def fields(self) -> tuple[FieldRow, ...]:
         return self.layout.fields
-
-    def _repr_html_(self) -> str:
-        return self.html()
-
-    def __repr__(self) -> str:
-        return self.text()
-
-    __str__ = __repr__
-
-    def _repr_pretty_(self, p, cycle) -> None:
-        p.text(self.text())
 
 
 def hexview(
@@ -101,8 +91,8 @@ def hex_html(buf, spans=(), **options) -> str:
     return hexview(buf, spans, **options).html()
 
 
-@dataclass(frozen=True)
-class FieldTable:
+@dataclass(frozen=True, repr=False)  # repr is the text view (TextAndHtml)
+class FieldTable(TextAndHtml):
     """The field table alone (no hex rows), with the same two reprs."""
 
     fields: tuple[FieldRow, ...]
@@ -115,17 +105,6 @@ class FieldTable:
     def html(self) -> str:
         body = htmlview.render_fields(self.fields, digits=self.digits, meaning=self.meaning)
         return f'<div class="pymq-hexview pymq-fieldtable">\n{htmlview.STYLE}\n{body}\n</div>'
-
-    def _repr_html_(self) -> str:
-        return self.html()
-
-    def __repr__(self) -> str:
-        return self.text()
-
-    __str__ = __repr__
-
-    def _repr_pretty_(self, p, cycle) -> None:
-        p.text(self.text())
 
 
 def field_table(spans: object, *, structure: str | None = None, digits: int = 8) -> FieldTable:
@@ -141,8 +120,8 @@ def field_table(spans: object, *, structure: str | None = None, digits: int = 8)
     return FieldTable(fields, digits=digits, meaning=meaning)
 
 
-@dataclass(frozen=True)
-class KindLegend:
+@dataclass(frozen=True, repr=False)  # repr is the text view (TextAndHtml)
+class KindLegend(TextAndHtml):
     """The palette itself: every kind's colour, text-view code and meaning."""
 
     kinds: tuple[str, ...]
@@ -169,17 +148,6 @@ class KindLegend:
         return (f'<div class="pymq-hexview pymq-legendtable">\n{htmlview.STYLE}\n'
                 f'<table class="pymq-fields"><thead><tr><th>kind</th><th>text code</th>'
                 f"<th>meaning</th></tr></thead><tbody>{rows}</tbody></table>\n</div>")
-
-    def _repr_html_(self) -> str:
-        return self.html()
-
-    def __repr__(self) -> str:
-        return self.text()
-
-    __str__ = __repr__
-
-    def _repr_pretty_(self, p, cycle) -> None:
-        p.text(self.text())
 
 
 def kind_legend(kinds=None) -> KindLegend:
