@@ -27,6 +27,7 @@ import enum
 import struct
 import threading
 import zlib
+from zlib import crc32 as _crc32
 from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
@@ -93,7 +94,11 @@ _QUEUE_AND_PHY = struct.Struct(">qq")  # QUEUEOFFSET at 20, PHYSICALOFFSET at 28
 _LONG = struct.Struct(">q")
 _BLANK = struct.Struct(">ii")
 _ZERO8 = bytes(8)
+#: IPv4 born and store hosts: everything from TOTALSIZE to BODYLENGTH in one pack (88 bytes)
+_V4_HEAD = struct.Struct(">iiiiiqqiq8sq8siqi")
 _HOST_BYTES: dict[Host, bytes] = {}
+#: topic -> TOPICLENGTH byte + UTF-8 topic, for topics that passed the limits
+_TOPIC_BYTES: dict[str, bytes] = {}
 
 
 def _host_bytes(host: Host) -> bytes:
@@ -107,10 +112,14 @@ def _host_bytes(host: Host) -> bytes:
 
 def properties_string(properties: Mapping[str, str | None]) -> str:
     """``encode_properties`` on the put path: one join, validated by counting separators
-    (falls back to the format encoder, which names the offending entry, when they disagree)."""
-    text = "\x02".join([f"{k}\x01{v}" for k, v in properties.items() if v is not None])
+    (falls back to the format encoder, which names the offending entry or skips ``None``
+    values, when they disagree)."""
+    try:
+        text = "\x02".join([k + "\x01" + v for k, v in properties.items()])
+    except TypeError:  # a None (or non-str) value
+        return encode_properties(properties)
     n = len(properties)
-    if text.count("\x01") != n or text.count("\x02") != max(n - 1, 0) or None in properties.values():
+    if text.count("\x01") != n or text.count("\x02") != (n - 1 if n else 0):
         return encode_properties(properties)
     return text
 
@@ -152,39 +161,68 @@ def encode_for_append(record: MessageRecord, max_message_size: int = 4 * 1024 * 
     ``CommitLog.MessageExtEncoder.encode``, in that order).
     """
     topic = record.topic
-    if java_length(topic) > 127:
+    topic_part = _TOPIC_BYTES.get(topic)  # a topic already checked (the common case)
+    if topic_part is None and java_length(topic) > 127:
         raise MessageIllegalError("topic length (chars)", 127, java_length(topic))
     props_text = properties_string(record.properties) if props_string is None else props_string
     props = props_text.encode("utf-8", "surrogateescape")
-    if len(props) > MAX_PROPERTIES_LENGTH:
+    props_len = len(props)
+    if props_len > MAX_PROPERTIES_LENGTH:
         if java_length(props_text) > MAX_PROPERTIES_LENGTH:
             raise MessageIllegalError("properties length (chars)", MAX_PROPERTIES_LENGTH, java_length(props_text))
-        raise PropertiesSizeExceededError("properties length (bytes)", MAX_PROPERTIES_LENGTH, len(props))
+        raise PropertiesSizeExceededError("properties length (bytes)", MAX_PROPERTIES_LENGTH, props_len)
+    if topic_part is None:
+        topic_part = _topic_bytes(topic)
+    body = record.body
+    body_len = len(body)
+    if body_len > max_message_size:
+        raise MessageIllegalError("body length", max_message_size, body_len)
+    born_host = record.born_host
+    store_host = record.store_host
+    born_b = _HOST_BYTES.get(born_host) or _host_bytes(born_host)
+    store_b = _HOST_BYTES.get(store_host) or _host_bytes(store_host)
+    crc = _crc32(body) & 0x7FFFFFFF if record.body_crc is None else record.body_crc
+    sys_flag = record.sys_flag & ~0x30
+    prepared = record.prepared_transaction_offset
+    if len(born_b) == 8 and len(store_b) == 8:
+        total = 90 + body_len + len(topic_part) + props_len
+        data = b"".join((
+            _V4_HEAD.pack(total, MESSAGE_MAGIC_CODE, crc, record.queue_id, record.flag, 0, 0, sys_flag,
+                          record.born_timestamp, born_b, 0, store_b, record.reconsume_times, prepared, body_len),
+            body, topic_part, props_len.to_bytes(2, "big"), props))
+        ts_pos = 56
+    else:
+        if len(born_b) == 20:
+            sys_flag |= 0x10
+        if len(store_b) == 20:
+            sys_flag |= 0x20
+        total = 74 + len(born_b) + len(store_b) + body_len + len(topic_part) + props_len
+        data = b"".join((
+            _HEAD.pack(total, MESSAGE_MAGIC_CODE, crc, record.queue_id, record.flag, 0, 0, sys_flag,
+                       record.born_timestamp),
+            born_b, _ZERO8, store_b,
+            _MID.pack(record.reconsume_times, prepared, body_len),
+            body, topic_part, props_len.to_bytes(2, "big"), props,
+        ))
+        ts_pos = 48 + len(born_b)
+    props_map = record.properties
+    return EncodedPut(data, _ONE_START, (total,), topic, record.queue_id, sys_flag, ts_pos,
+                      (props_map,), prepared, store_host, props_map.get("WAIT") != "false")
+
+
+_ONE_START = (0,)
+
+
+def _topic_bytes(topic: str) -> bytes:
+    """TOPICLENGTH + TOPIC for ``topic`` (whose char length was checked), remembered for the next put."""
     topic_b = topic.encode("utf-8", "surrogateescape")
     if len(topic_b) > 127:  # Java would write a wrapped (byte) length; we refuse
         raise MessageIllegalError("topic length (UTF-8 bytes)", 127, len(topic_b))
-    body = record.body
-    if len(body) > max_message_size:
-        raise MessageIllegalError("body length", max_message_size, len(body))
-    sys_flag = record.sys_flag & ~0x30
-    born_b = _host_bytes(record.born_host)
-    store_b = _host_bytes(record.store_host)
-    if len(born_b) == 20:
-        sys_flag |= 0x10
-    if len(store_b) == 20:
-        sys_flag |= 0x20
-    crc = zlib.crc32(body) & 0x7FFFFFFF if record.body_crc is None else record.body_crc
-    total = 74 + len(born_b) + len(store_b) + 1 + len(body) + len(topic_b) + len(props)
-    data = b"".join((
-        _HEAD.pack(total, MESSAGE_MAGIC_CODE, crc, record.queue_id, record.flag, 0, 0, sys_flag,
-                   record.born_timestamp),
-        born_b, _ZERO8, store_b,
-        _MID.pack(record.reconsume_times, record.prepared_transaction_offset, len(body)),
-        body, bytes((len(topic_b),)), topic_b, _SHORT.pack(len(props)), props,
-    ))
-    return EncodedPut(data, (0,), (total,), topic, record.queue_id, sys_flag, 48 + len(born_b),
-                      (record.properties,), record.prepared_transaction_offset, record.store_host,
-                      record.properties.get("WAIT") != "false")
+    part = bytes((len(topic_b),)) + topic_b
+    if len(_TOPIC_BYTES) >= 65536:
+        _TOPIC_BYTES.clear()
+    _TOPIC_BYTES[topic] = part
+    return part
 
 
 def encode_batch_for_append(batch: MessageRecord, max_message_size: int = 4 * 1024 * 1024) -> EncodedPut:
@@ -268,32 +306,35 @@ class CommitLog:
     # -- writing ----------------------------------------------------------------------------
     def append(self, enc: EncodedPut) -> AppendMessageResult:
         """Append a pre-encoded put under the put lock (steps 2–8 of §2.3)."""
-        n = len(enc.data)
+        data = enc.data
+        n = len(data)
         if n + END_FILE_MIN_BLANK_LENGTH > self.file_size:
             raise MessageIllegalError("record length + 8 (larger than a CommitLog file)", self.file_size, n + 8)
-        advances = (enc.sys_flag & 0xC) in (0x0, 0x8)
+        advances = not enc.sys_flag & 0x4  # NOT (0x0) or COMMIT (0x8); PREPARED/ROLLBACK get 0
         starts = enc.starts
+        single = len(starts) == 1
         ts_pos = enc.store_timestamp_pos
+        key = enc.topic + "-" + str(enc.queue_id)
         with self.put_lock:
             now = self.clock.now_ms()
-            queue = self.queue
-            mf = queue.files[-1] if queue.files else None
+            files = self.queue.files
+            mf = files[-1] if files else None
             if mf is None or mf.wrote_position == mf.file_size:
-                mf = queue.get_last_mapped_file(0)
+                mf = self.queue.get_last_mapped_file(0)
             pos = mf.wrote_position
             if n + END_FILE_MIN_BLANK_LENGTH > mf.file_size - pos:
                 remaining = mf.file_size - pos
                 _BLANK.pack_into(mf.mm, pos, remaining, BLANK_MAGIC_CODE)
                 mf.wrote_position = mf.file_size
                 mf.store_timestamp = now
-                mf = queue.get_last_mapped_file(0)
+                mf = self.queue.get_last_mapped_file(0)
                 pos = mf.wrote_position
-            key = enc.topic + "-" + str(enc.queue_id)
-            queue_offset = self.topic_queue_table.get(key, 0) if advances else 0
+            table = self.topic_queue_table
+            queue_offset = table.get(key, 0) if advances else 0
             phy = mf.file_from_offset + pos
             mm = mf.mm
-            mm[pos:pos + n] = enc.data
-            if len(starts) == 1:
+            mm[pos:pos + n] = data
+            if single:
                 _QUEUE_AND_PHY.pack_into(mm, pos + 20, queue_offset, phy)
                 _LONG.pack_into(mm, pos + ts_pos, now)
                 offsets = (phy,)
@@ -305,9 +346,18 @@ class CommitLog:
             mf.wrote_position = pos + n
             mf.store_timestamp = now
             if advances:
-                self.topic_queue_table[key] = queue_offset + len(starts)
+                table[key] = queue_offset + len(starts)
             if self.inline_dispatch is not None:
-                self.inline_dispatch(self._requests(enc, offsets, queue_offset, now, advances))
+                if single:
+                    topic = enc.topic
+                    props = enc.properties[0]
+                    reqs = [DispatchRequest(topic, enc.queue_id, phy, n,
+                                            dispatch_tags_code(topic, props, now, self.delay_table), now, queue_offset,
+                                            props.get("KEYS"), props.get("UNIQ_KEY"), enc.sys_flag,
+                                            enc.prepared_transaction_offset, props)]
+                else:
+                    reqs = self._requests(enc, offsets, queue_offset, now, advances)
+                self.inline_dispatch(reqs)
         return AppendMessageResult(phy, n, now, queue_offset, len(starts), enc.store_host, offsets)
 
     def _requests(self, enc: EncodedPut, offsets, queue_offset: int, now: int, advances: bool) -> list[DispatchRequest]:

@@ -151,9 +151,12 @@ class ConsumeQueue:
         if offset + size <= self.max_physic_offset:
             return True  # already built
         expect = cq_offset * CQ_STORE_UNIT_SIZE
-        mf = self._file_for(expect)
-        if mf is None:
-            return False
+        files = self.queue.files
+        mf = files[-1] if files else None
+        if mf is None or mf.wrote_position == mf.file_size:
+            mf = self._file_for(expect)
+            if mf is None:
+                return False
         if mf.first_create_in_queue and cq_offset != 0 and mf.wrote_position == 0:
             self.min_logic_offset = expect
             self.queue.set_flushed_where(expect)

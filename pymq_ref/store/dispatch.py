@@ -12,10 +12,14 @@ run it over a CommitLog to rebuild derived files (the doctor, Spark).
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass, field
+from zlib import crc32 as _crc32
 from typing import Callable, Mapping, Protocol
 
 from pymq_ref.formats.hashing import tags_code as compute_tags_code
+from pymq_ref.formats.message import (BLANK_MAGIC_CODE, END_FILE_MIN_BLANK_LENGTH, MESSAGE_MAGIC_CODE,
+                                      MESSAGE_MAGIC_CODE_V2)
 
 SCHEDULE_TOPIC = "SCHEDULE_TOPIC_XXXX"
 TRANSACTION_NOT_TYPE = 0x0
@@ -107,6 +111,91 @@ def dispatch_request_from_record(record, delay_table: Mapping[int, int]) -> Disp
     )
 
 
+_SIZE_MAGIC = struct.Struct(">ii")
+_HEAD = struct.Struct(">iiiiiqqiq")
+_V4_MIDDLE = struct.Struct(">8sq8siqi")  # born host, store time, store host, reconsume, prepared, body length
+_LONG = struct.Struct(">q")
+_MID = struct.Struct(">iqi")
+_SHORT = struct.Struct(">h")
+_FAILED = (-1, None, False)
+
+
+def check_message_and_return_size(buf, pos: int, check_crc: bool, delay_table: Mapping[int, int],
+                                  with_request: bool = True) -> tuple[int, DispatchRequest | None, bool]:
+    """``CommitLog.checkMessageAndReturnSize``: the record at ``buf[pos]`` → ``(size, request, success)``.
+
+    A blank is ``(0, None, True)``; zeros, a bad magic code, a truncated record or a CRC
+    mismatch ``(-1, None, False)``; a TOTALSIZE that disagrees with the field lengths
+    ``(TOTALSIZE, None, False)``; a good message ``(TOTALSIZE, request, True)`` — ``request`` is
+    None when ``with_request`` is False (recovery without dispatch only needs the size).
+
+    The checks, and their order, are those of :func:`pymq_ref.formats.message.decode_record`
+    (tests compare the two on corrupted bytes), but nothing is built that the dispatchers do
+    not read: no MessageRecord, no host objects, no body copy when ``buf`` is a memoryview (the
+    CRC is computed over a slice of it), the properties parsed once. This is the per-record
+    cost of recovery and of the reput scan.
+    """
+    if pos + 8 > len(buf):
+        return _FAILED
+    total, magic = _SIZE_MAGIC.unpack_from(buf, pos)
+    if magic == BLANK_MAGIC_CODE:
+        return (0, None, True) if total >= END_FILE_MIN_BLANK_LENGTH else _FAILED
+    v2 = magic == MESSAGE_MAGIC_CODE_V2
+    if magic != MESSAGE_MAGIC_CODE and not v2:
+        return _FAILED
+    end = pos + total
+    if total < 91:
+        return total, None, False
+    if end > len(buf):
+        return _FAILED
+    _total, _magic, body_crc, queue_id, _flag, queue_offset, phy_offset, sys_flag, _born_ts = _HEAD.unpack_from(buf, pos)
+    if not sys_flag & 0x30:  # IPv4 hosts
+        _born, store_ts, _store, _reconsume, prepared, body_len = _V4_MIDDLE.unpack_from(buf, pos + 48)
+        body_at = pos + 88
+    else:
+        born_len = 20 if sys_flag & 0x10 else 8
+        body_at = pos + 72 + born_len + (20 if sys_flag & 0x20 else 8)
+        if body_at + 3 > end:
+            return total, None, False
+        store_ts = _LONG.unpack_from(buf, pos + 48 + born_len)[0]
+        _reconsume, prepared, body_len = _MID.unpack_from(buf, body_at - 16)
+    topic_len_at = body_at + body_len
+    if body_len < 0 or topic_len_at + (4 if v2 else 3) > end:
+        return _FAILED
+    if v2:
+        topic_len = _SHORT.unpack_from(buf, topic_len_at)[0]
+        topic_at = topic_len_at + 2
+    else:
+        topic_len = buf[topic_len_at]
+        if topic_len > 127:
+            topic_len -= 256
+        topic_at = topic_len_at + 1
+    props_len_at = topic_at + topic_len
+    if topic_len < 0 or props_len_at + 2 > end:
+        return _FAILED
+    props_len = _SHORT.unpack_from(buf, props_len_at)[0]
+    props_at = props_len_at + 2
+    if props_at + props_len != end:
+        if props_len >= 0 and props_at + props_len > end:
+            return _FAILED  # truncated properties
+        return total, None, False  # TOTALSIZE disagrees with the field lengths
+    if check_crc and body_len and _crc32(buf[body_at:topic_len_at]) & 0x7FFFFFFF != body_crc:
+        return _FAILED
+    if not with_request:
+        return total, None, True
+    topic = str(buf[topic_at:props_len_at], "utf-8", "surrogateescape")
+    properties = {}
+    text = str(buf[props_at:end], "utf-8", "surrogateescape")
+    if text:
+        for segment in text.split("\x02"):
+            name, _, value = segment.partition("\x01")
+            if name and value:
+                properties[name] = value
+    return total, DispatchRequest(
+        topic, queue_id, phy_offset, total, dispatch_tags_code(topic, properties, store_ts, delay_table), store_ts,
+        queue_offset, properties.get("KEYS"), properties.get("UNIQ_KEY"), sys_flag, prepared, properties), True
+
+
 class Dispatcher(Protocol):
     def dispatch(self, request: DispatchRequest) -> None: ...
 
@@ -119,13 +208,12 @@ class BuildConsumeQueue:
         self.on_unit_written = on_unit_written
 
     def dispatch(self, req: DispatchRequest) -> None:
-        tran = req.sys_flag & 0xC
-        if tran == TRANSACTION_NOT_TYPE or tran == TRANSACTION_COMMIT_TYPE:
-            cq = self.find_consume_queue(req.topic, req.queue_id)
-            cq.put_message_position_info(req.commit_log_offset, req.msg_size, req.tags_code,
-                                         req.consume_queue_offset, req.store_timestamp)
+        if not req.sys_flag & 0x4:  # TRANSACTION_NOT_TYPE (0x0) or TRANSACTION_COMMIT_TYPE (0x8)
+            ts = req.store_timestamp
+            self.find_consume_queue(req.topic, req.queue_id).put_message_position_info(
+                req.commit_log_offset, req.msg_size, req.tags_code, req.consume_queue_offset, ts)
             if self.on_unit_written is not None:
-                self.on_unit_written(req.store_timestamp)
+                self.on_unit_written(ts)
 
 
 class BuildIndex:

@@ -1,9 +1,9 @@
 """Flush services: how appended bytes reach the disk (``storage.md`` §12).
 
-* :class:`GroupCommitService` (SYNC_FLUSH): each waiting put enqueues "flushed >= my end";
-  one thread swaps the request list, flushes once for all of them (twice if a file rolled),
-  and wakes them. A request not served within ``sync_flush_timeout`` ms fails with
-  FLUSH_DISK_TIMEOUT.
+* :class:`GroupCommitService` (SYNC_FLUSH): a put waits until "flushed >= my end"; one
+  ``fdatasync`` serves every put appended before it (leader/follower: the first waiting put
+  flushes for all, see the class). A put not served within ``sync_flush_timeout`` ms, or
+  whose flush failed, gets FLUSH_DISK_TIMEOUT.
 * :class:`FlushRealTimeService` (ASYNC_FLUSH): every ``flush_interval_commit_log`` ms flush if
   at least ``flush_commit_log_least_pages`` pages are dirty; a full flush every
   ``flush_commit_log_thorough_interval`` ms; a full flush at shutdown.
@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass, field
 
 
 class _Service:
@@ -46,68 +45,138 @@ class _Service:
         pass
 
 
-@dataclass(slots=True)
-class FlushRequest:
-    next_offset: int
-    done: threading.Event = field(default_factory=threading.Event)
-    ok: bool = False
-
-
 class GroupCommitService(_Service):
-    name = "GroupCommitService"
+    """SYNC_FLUSH group commit: a put returns PUT_OK only after its bytes are on disk, and one
+    ``fdatasync`` serves every put appended before it.
 
-    def __init__(self, commit_log, on_flushed=None):
+    *RocketMQ's mechanism* (``CommitLog.GroupCommitService``): each waiting put enqueues a
+    ``GroupCommitRequest(nextOffset)`` with a future; a service thread swaps its read/write
+    request lists (waking at least every 10 ms), flushes up to twice (to cover a file roll),
+    completes every request with "flushed >= nextOffset" (PUT_OK) or not (FLUSH_DISK_TIMEOUT),
+    and the put waits on its future for ``syncFlushTimeout`` (5000 ms) at most.
+
+    *Ours differs, for the GIL*: handing every round to a service thread costs extra thread
+    switches and GIL hand-offs per put (enqueue, notify the service, the service takes the GIL,
+    completes one future per request, each writer takes the GIL again), and under 16 writers
+    that overhead, not the disk, was the bottleneck. So the puts flush for themselves
+    (leader/follower): all state is one shared counter, ``commit_log.queue.flushed_where``
+    ("flushed up to"), plus one :class:`threading.Condition` and a ``flushing`` flag.
+
+    * A put ending at ``E`` returns at once if ``flushed_where >= E``.
+    * Else, if nobody is flushing, it becomes the *leader*: it flushes everything appended so
+      far (``max_wrote_position`` when the round starts, one flush per file so a roll is
+      covered), outside the condition's lock (``fdatasync`` releases the GIL, so the other
+      writers keep appending meanwhile), then notifies every waiter once.
+    * Otherwise it is a *follower*: it waits on the condition until ``flushed_where >= E``, or
+      becomes the next leader when the current round did not cover it.
+
+    Same guarantees as RocketMQ: PUT_OK only when ``flushed_where >= E`` after an fsync that
+    started after the record was appended; a put that waited longer than ``timeout_ms`` (or
+    whose flush failed) gets FLUSH_DISK_TIMEOUT — a follower when its wait times out, a leader
+    when its own flush finishes late or raises (a leader stuck in the kernel cannot return
+    before the syscall does; its followers still time out on time). ``rounds`` counts the
+    flush rounds, as the service's ``doCommit`` calls.
+
+    The background thread (``start``) is only the fallback RocketMQ's service also is: it
+    flushes within 10 ms after :meth:`wakeup` (puts with ``WAIT=false``) and once more at
+    ``shutdown`` (stragglers), never while a leader is flushing. ``shutdown`` never waits on a
+    stuck flush for more than ``shutdown_timeout_s``.
+
+    Call order: construct → ``start()`` → ``flush_and_wait`` / ``wakeup`` (any thread) … →
+    ``shutdown()``.
+    """
+
+    name = "GroupCommitService"
+    #: how often the fallback thread looks for unflushed bytes (the service's 10 ms wait)
+    interval_s = 0.01
+
+    def __init__(self, commit_log, on_flushed=None, *, shutdown_timeout_s: float = 10.0):
         super().__init__()
         self.commit_log = commit_log
         self.on_flushed = on_flushed  # called with the queue's store timestamp after each round
-        self._cond = threading.Condition()
-        self._requests: list[FlushRequest] = []
+        self.shutdown_timeout_s = shutdown_timeout_s
+        self._cond = threading.Condition(threading.Lock())
+        self._flushing = False
+        self._wake = threading.Event()
         self.rounds = 0
+        self.last_error: BaseException | None = None
 
     def wakeup(self) -> None:
-        with self._cond:
-            self._cond.notify()
+        self._wake.set()
 
     def flush_and_wait(self, next_offset: int, timeout_ms: int) -> bool:
-        """Enqueue "flushed >= next_offset" and wait; False on timeout."""
-        req = FlushRequest(next_offset)
-        with self._cond:
-            self._requests.append(req)
-            self._cond.notify()
-        if not req.done.wait(timeout_ms / 1000):
-            return False
-        return req.ok
-
-    def _serve(self, batch: list[FlushRequest]) -> None:
+        """Return once ``flushed_where >= next_offset`` (True), or False on timeout or a failed flush."""
         queue = self.commit_log.queue
-        for req in batch:
-            flushed = queue.flushed_where >= req.next_offset
-            for _ in range(2):
-                if flushed:
+        if queue.flushed_where >= next_offset:
+            return True
+        deadline = time.monotonic() + timeout_ms / 1000
+        cond = self._cond
+        with cond:
+            while queue.flushed_where < next_offset:
+                if self._flushing:  # follower: the current round may cover us
+                    remaining = deadline - time.monotonic()
+                    if remaining <= 0:
+                        return False
+                    cond.wait(remaining)
+                    continue
+                self._flushing = True  # leader
+                cond.release()
+                try:
+                    ok = self._flush_round()
+                finally:
+                    cond.acquire()
+                    self._flushing = False
+                    cond.notify_all()
+                if not ok or time.monotonic() > deadline:
+                    return False  # failed, or flushed too late: RocketMQ's waiter has given up by now
+        return True
+
+    def _flush_round(self) -> bool:
+        """Flush everything appended so far (the caller holds the ``flushing`` flag); False on error."""
+        queue = self.commit_log.queue
+        try:
+            target = queue.max_wrote_position
+            for _ in range(len(queue.files) + 1):  # one flush per file: covers a roll
+                if queue.flushed_where >= target:
                     break
                 queue.flush(0)
-                flushed = queue.flushed_where >= req.next_offset
-            req.ok = flushed
-            req.done.set()
+        except Exception as e:  # RocketMQ logs the error; the waiting puts get FLUSH_DISK_TIMEOUT
+            self.last_error = e
+            return False
         self.rounds += 1
         if self.on_flushed is not None and queue.store_timestamp > 0:
             self.on_flushed(queue.store_timestamp)
+        return True
+
+    def _flush_if_idle(self) -> None:
+        queue = self.commit_log.queue
+        if queue.flushed_where >= queue.max_wrote_position:
+            return
+        cond = self._cond
+        with cond:
+            if self._flushing:
+                return  # a leader is at it
+            self._flushing = True
+        try:
+            self._flush_round()
+        finally:
+            with cond:
+                self._flushing = False
+                cond.notify_all()
 
     def _run(self) -> None:
-        while True:
-            with self._cond:
-                if not self._requests and not self._stop.is_set():
-                    self._cond.wait(0.01)
-                batch, self._requests = self._requests, []
-            if batch:
-                self._serve(batch)
-            elif self._stop.is_set():
-                break
-        # serve stragglers so no writer waits for its timeout
-        with self._cond:
-            batch, self._requests = self._requests, []
-        if batch:
-            self._serve(batch)
+        while not self._stop.is_set():
+            self._wake.wait(self.interval_s)
+            self._wake.clear()
+            self._flush_if_idle()
+        self._flush_if_idle()  # stragglers: nobody waits for a timeout at shutdown
+
+    def shutdown(self) -> None:
+        self._stop.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout=self.shutdown_timeout_s)  # a stuck flush: give up waiting
+            self._thread = None
 
 
 class FlushRealTimeService(_Service):

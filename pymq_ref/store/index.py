@@ -39,32 +39,59 @@ _POW31 = [1] * 64
 for _k in range(1, 64):
     _POW31[_k] = (_POW31[_k - 1] * 31) & _MASK32
 _POW31_DESC = _POW31[::-1]
-_PREFIX_HASHES: dict[str, int] = {}
-_SUFFIX = 12  # UNIQ_KEY ends with 12 hex digits (time + counter); what comes before repeats
+_MEMO_MAX = 100_000
+#: hashCode (mod 2**32) of ``key[:-4]`` and of ``key[:-12]`` of recent keys
+_HEAD_HASHES: dict[str, int] = {}
+_BASE_HASHES: dict[str, int] = {}
+_POW31_4, _POW31_8 = _POW31[4], _POW31[8]
+_POW31_8_DESC = _POW31_DESC[-8:]
 
 
 def fast_index_key_hash(key: str) -> int:
     """:func:`pymq_ref.formats.hashing.index_key_hash`, faster for the put path.
 
     Java's hash is a polynomial, so ``h(p + s) = h(p) * 31**len(s) + h(s)`` (mod 2**32). Index
-    keys are ``topic#key`` and UNIQ_KEYs share their first 20 hex digits within a producer, so
-    the hash of everything but the last 12 characters is memoised. ASCII keys only; others go
-    to the reference implementation (tests check both agree).
+    keys are ``topic#key``; consecutive keys share long prefixes (a producer's UNIQ_KEYs differ
+    in their last 12 hex digits — time and counter — and, within one millisecond, in the last
+    4 only; business keys are often numbered). So the hash of ``key[:-4]`` is memoised (built,
+    on a miss, from a memoised hash of ``key[:-12]`` and 8 more characters), and a put only
+    hashes the last 4 characters. ASCII tails only (one UTF-16 unit per character); keys of 16
+    characters or fewer and other tails go to the reference implementation (tests check that
+    both agree).
     """
-    n = len(key)
-    if n <= _SUFFIX + 4 or not key.isascii():
-        return index_key_hash(key)
-    prefix = key[:-_SUFFIX]
-    hp = _PREFIX_HASHES.get(prefix)
-    if hp is None:
-        hp = java_string_hash(prefix) & _MASK32
-        if len(_PREFIX_HASHES) >= 100_000:
-            _PREFIX_HASHES.clear()
-        _PREFIX_HASHES[prefix] = hp
-    h = (hp * _POW31[_SUFFIX] + sum(map(_mul, key[-_SUFFIX:].encode(), _POW31_DESC[-_SUFFIX:]))) & _MASK32
-    if h & 0x80000000:
-        return 0 if h == 0x80000000 else (1 << 32) - h
-    return h
+    if len(key) > 16:
+        tail = key[-4:]
+        if tail.isascii():
+            head = key[:-4]
+            hh = _HEAD_HASHES.get(head)
+            if hh is None:
+                hh = _head_hash(head)
+            b = tail.encode()
+            h = (hh * _POW31_4 + b[0] * 29791 + b[1] * 961 + b[2] * 31 + b[3]) & _MASK32
+            if h & 0x80000000:
+                return 0 if h == 0x80000000 else 0x100000000 - h
+            return h
+    return index_key_hash(key)
+
+
+def _head_hash(head: str) -> int:
+    """hashCode mod 2**32 of ``head`` (more than 12 characters), memoised."""
+    middle = head[-8:]
+    if middle.isascii():
+        base = head[:-8]
+        hb = _BASE_HASHES.get(base)
+        if hb is None:
+            hb = java_string_hash(base) & _MASK32
+            if len(_BASE_HASHES) >= _MEMO_MAX:
+                _BASE_HASHES.clear()
+            _BASE_HASHES[base] = hb
+        hh = (hb * _POW31_8 + sum(map(_mul, middle.encode(), _POW31_8_DESC))) & _MASK32
+    else:
+        hh = java_string_hash(head) & _MASK32
+    if len(_HEAD_HASHES) >= _MEMO_MAX:
+        _HEAD_HASHES.clear()
+    _HEAD_HASHES[head] = hh
+    return hh
 
 
 def build_key(topic: str, key: str) -> str:
@@ -119,36 +146,54 @@ class IndexFile:
 
     def put_key(self, key: str, phy_offset: int, store_timestamp: int, key_hash: int | None = None) -> bool:
         """§9.3. False when the file is full (the caller rolls and retries)."""
-        count = self.index_count
-        if count >= self.index_num:
-            return False
         h = index_key_hash(key) if key_hash is None else key_hash
-        slot_at = INDEX_HEADER_SIZE + (h % self.hash_slot_num) * HASH_SLOT_SIZE
+        return self.put_keys((h,), phy_offset, store_timestamp) == 1
+
+    def put_keys(self, key_hashes, phy_offset: int, store_timestamp: int) -> int:
+        """:meth:`put_key` for the key hashes of one record, in order; returns how many fit.
+
+        Same bytes as one ``put_key`` per key (each entry and slot as it goes, the begin
+        fields after the first entry of a file); the header, which only the last write
+        determines, is written once at the end.
+        """
+        count = self.index_count
+        index_num = self.index_num
+        slot_num = self.hash_slot_num
+        entries_at = self._entries_at
         mm = self.mm
-        (prev,) = _slot_unpack(mm, slot_at)
-        if prev <= 0 or prev > count:
-            prev = 0
         begin = self.begin_timestamp
-        if begin <= 0:
-            diff = 0
-        else:
-            delta = store_timestamp - begin
-            diff = delta // 1000 if delta >= 0 else 0  # negative -> 0 (Java truncation then clamp)
-            if diff > INT_MAX:
-                diff = INT_MAX
-        _entry_pack(mm, self._entries_at + count * INDEX_ENTRY_SIZE, h, phy_offset, diff, prev)
-        _slot_pack(mm, slot_at, count)
-        if count <= 1:
-            self.begin_phy_offset = phy_offset
-            self.begin_timestamp = store_timestamp
-        if prev == 0:
-            self.hash_slot_count += 1
-        self.index_count = count + 1
-        self.end_phy_offset = phy_offset
-        self.end_timestamp = store_timestamp
-        _header_pack(mm, 0, self.begin_timestamp, store_timestamp, self.begin_phy_offset, phy_offset,
-                     self.hash_slot_count, count + 1)
-        return True
+        slot_count = self.hash_slot_count
+        written = 0
+        for h in key_hashes:
+            if count >= index_num:
+                break
+            slot_at = INDEX_HEADER_SIZE + (h % slot_num) * HASH_SLOT_SIZE
+            (prev,) = _slot_unpack(mm, slot_at)
+            if prev <= 0 or prev > count:
+                prev = 0
+            if begin <= 0:
+                diff = 0
+            else:
+                delta = store_timestamp - begin
+                diff = delta // 1000 if delta >= 0 else 0  # negative -> 0 (Java truncation then clamp)
+                if diff > INT_MAX:
+                    diff = INT_MAX
+            _entry_pack(mm, entries_at + count * INDEX_ENTRY_SIZE, h, phy_offset, diff, prev)
+            _slot_pack(mm, slot_at, count)
+            if count <= 1:
+                self.begin_phy_offset = phy_offset
+                self.begin_timestamp = begin = store_timestamp
+            if prev == 0:
+                slot_count += 1
+            count += 1
+            written += 1
+        if written:
+            self.hash_slot_count = slot_count
+            self.index_count = count
+            self.end_phy_offset = phy_offset
+            self.end_timestamp = store_timestamp
+            _header_pack(mm, 0, begin, store_timestamp, self.begin_phy_offset, phy_offset, slot_count, count)
+        return written
 
     def time_matched(self, begin: int, end: int) -> bool:
         return self.header.time_matched(begin, end)
@@ -270,28 +315,30 @@ class IndexService:
         return f
 
     def build_index(self, req) -> None:
-        """``IndexService.buildIndex`` for one dispatch request."""
-        f = self.get_and_create_last_index_file()
-        if req.commit_log_offset < f.end_phy_offset:
+        """``IndexService.buildIndex`` for one dispatch request: UNIQ_KEY, then each KEYS token."""
+        files = self.files
+        f = files[-1] if files else None
+        if f is None or f.index_count >= f.index_num:
+            f = self.get_and_create_last_index_file()
+        phy = req.commit_log_offset
+        if phy < f.end_phy_offset:
             return
         if (req.sys_flag & 0xC) == _TRAN_ROLLBACK:
             return
-        topic = req.topic
-        phy = req.commit_log_offset
-        ts = req.store_timestamp
-        if req.uniq_key is not None:
-            f = self._put_key(f, build_key(topic, req.uniq_key), phy, ts)
+        prefix = req.topic + "#"  # build_key
+        uniq_key = req.uniq_key
+        hashes = [] if uniq_key is None else [fast_index_key_hash(prefix + uniq_key)]
         keys = req.keys
         if keys:
             for key in keys.split(" "):
                 if key:
-                    f = self._put_key(f, build_key(topic, key), phy, ts)
-
-    def _put_key(self, f: IndexFile, key: str, phy: int, ts: int) -> IndexFile:
-        h = fast_index_key_hash(key)
-        while not f.put_key(key, phy, ts, h):
-            f = self.get_and_create_last_index_file()
-        return f
+                    hashes.append(fast_index_key_hash(prefix + key))
+        if hashes:
+            ts = req.store_timestamp
+            done = f.put_keys(hashes, phy, ts)
+            while done < len(hashes):  # the file filled up: roll and go on
+                f = self.get_and_create_last_index_file()
+                done += f.put_keys(hashes[done:], phy, ts)
 
     def query_offset(self, topic: str, key: str, max_num: int, begin: int, end: int):
         """``queryOffset``: ``(phy_offsets, last_update_timestamp, last_update_phy_offset)``."""

@@ -46,13 +46,14 @@ from pymq_ref.store.commit_log import (CommitLog, PutMessageResult, PutMessageSt
                                        encode_for_append)
 from pymq_ref.store.consume_queue import ConsumeQueue
 from pymq_ref.store.delay import transform_delay_level
-from pymq_ref.store.dispatch import BuildConsumeQueue, BuildIndex, DispatchRequest, dispatch_request_from_record
+from pymq_ref.store.dispatch import (BuildConsumeQueue, BuildIndex, DispatchRequest,
+                                    check_message_and_return_size)
 from pymq_ref.store.errors import (MessageIllegalError, PropertiesSizeExceededError, StoreClosedError,
                                    StoreLockedError)
 from pymq_ref.store.flush import FlushConsumeQueueService, FlushRealTimeService, GroupCommitService
 from pymq_ref.store.index import IndexService
 from pymq_ref.store.store_config import FlushDiskType, MessageStoreConfig
-from pymq_ref.errors import FormatError, SizeMismatchError
+from pymq_ref.errors import FormatError
 
 
 class GetMessageStatus(enum.Enum):
@@ -404,27 +405,22 @@ class MessageStore:
                 pos = self.reput_from_offset - base
                 end = mf.read_position
                 advanced = False
+                mm = mf.mm
                 while pos < end:
-                    try:
-                        rec = decode_record(mf.mm, pos, base=base, with_spans=False)
-                    except SizeMismatchError as e:
-                        size = e.found if isinstance(e.found, int) and e.found > 0 else 0
-                        if size:
-                            pos += size  # RocketMQ skips a record whose size does not add up
-                            continue
-                        rec = None
-                    except FormatError:
-                        rec = None
-                    if rec is None:
+                    size, req, ok = check_message_and_return_size(mm, pos, False, self.delay_table)
+                    if ok:
+                        if size == 0:  # blank: next file
+                            pos = mf.file_size
+                            break
+                        self._dispatch(req)
+                        count += 1
+                        pos += size
+                        advanced = True
+                    elif size > 0:
+                        pos += size  # RocketMQ skips a record whose size does not add up
+                    else:
                         pos = end  # master: skip the rest of this file's readable region
                         break
-                    if not isinstance(rec, MessageRecord):  # blank: next file
-                        pos = mf.file_size
-                        break
-                    self._dispatch(dispatch_request_from_record(rec, self.delay_table))
-                    count += 1
-                    pos += rec.total_size
-                    advanced = True
                 new_from = base + pos
                 if new_from == self.reput_from_offset and not advanced:
                     break

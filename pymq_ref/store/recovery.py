@@ -17,55 +17,39 @@ from __future__ import annotations
 
 from typing import Callable, Iterable, Mapping
 
-from pymq_ref.errors import FormatError, SizeMismatchError
-from pymq_ref.formats.message import MESSAGE_MAGIC_CODE, BlankRecord, MessageRecord, decode_record
-from pymq_ref.store.dispatch import DispatchRequest, dispatch_request_from_record
-
-_BAD = object()
-
+from pymq_ref.formats.message import MESSAGE_MAGIC_CODE
+from pymq_ref.store.dispatch import DispatchRequest, check_message_and_return_size
 
 def check_record(buf, pos: int, base: int, check_crc: bool, delay_table: Mapping[int, int]):
     """``(size, request_or_None, success)`` as ``checkMessageAndReturnSize`` returns it.
 
     A blank is ``(0, None, True)``; zeros or bad magic ``(-1, None, False)``; a size mismatch
-    ``(TOTALSIZE, None, False)``; a CRC mismatch or truncation ``(-1, None, False)``.
+    ``(TOTALSIZE, None, False)``; a CRC mismatch or truncation ``(-1, None, False)``. (``base``,
+    the segment's first offset, is kept for callers; the request carries the record's own
+    PHYSICALOFFSET.) See :func:`pymq_ref.store.dispatch.check_message_and_return_size`.
     """
-    try:
-        rec = decode_record(buf, pos, base=base, with_spans=False, check_crc=check_crc)
-    except SizeMismatchError as e:
-        size = e.found if isinstance(e.found, int) and e.structure == "message" else -1
-        return size, None, False
-    except FormatError:
-        return -1, None, False
-    if rec is None:
-        return -1, None, False
-    if isinstance(rec, BlankRecord):
-        return 0, None, True
-    return rec.total_size, dispatch_request_from_record(rec, delay_table), True
+    return check_message_and_return_size(buf, pos, check_crc, delay_table)
 
 
 def _scan(commit_log, start_index: int, check_crc: bool, delay_table, dispatch: Callable | None) -> int:
     files = commit_log.queue.files
     index = start_index
-    mf = files[index]
-    process_offset = mf.file_from_offset
-    pos = 0
+    with_request = dispatch is not None
     while True:
-        size, req, ok = check_record(mf.mm, pos, mf.file_from_offset, check_crc, delay_table)
-        if ok and size > 0:
-            pos += size
-            if dispatch is not None:
-                dispatch(req)
-        elif ok and size == 0:
+        mf = files[index]
+        pos = 0
+        with memoryview(mf.mm) as buf:  # slices of a view: the CRC reads the body in place
+            while True:
+                size, req, ok = check_message_and_return_size(buf, pos, check_crc, delay_table, with_request)
+                if not ok or size <= 0:
+                    break
+                pos += size
+                if with_request:
+                    dispatch(req)
+        if ok and size == 0 and index + 1 < len(files):  # a blank: go on with the next file
             index += 1
-            if index >= len(files):
-                break
-            mf = files[index]
-            process_offset = mf.file_from_offset
-            pos = 0
-        else:
-            break
-    return process_offset + pos
+            continue
+        return mf.file_from_offset + pos
 
 
 def _finish(commit_log, process_offset: int, consume_queues: Iterable, max_phy_offset_of_cq: int) -> None:
