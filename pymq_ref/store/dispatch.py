@@ -118,6 +118,7 @@ _LONG = struct.Struct(">q")
 _MID = struct.Struct(">iqi")
 _SHORT = struct.Struct(">h")
 _FAILED = (-1, None, False)
+_TOPICS: dict[bytes, str] = {}  # raw topic -> str (topics repeat)
 
 
 def check_message_and_return_size(buf, pos: int, check_crc: bool, delay_table: Mapping[int, int],
@@ -183,7 +184,12 @@ def check_message_and_return_size(buf, pos: int, check_crc: bool, delay_table: M
         return _FAILED
     if not with_request:
         return total, None, True
-    topic = str(buf[topic_at:props_len_at], "utf-8", "surrogateescape")
+    topic_raw = bytes(buf[topic_at:props_len_at])
+    topic = _TOPICS.get(topic_raw)
+    if topic is None:
+        topic = _TOPICS[topic_raw] = topic_raw.decode("utf-8", "surrogateescape")
+        if len(_TOPICS) > 65536:
+            _TOPICS.clear()
     properties = {}
     text = str(buf[props_at:end], "utf-8", "surrogateescape")
     if text:

@@ -63,10 +63,11 @@ class GroupCommitService(_Service):
     ("flushed up to"), plus one :class:`threading.Condition` and a ``flushing`` flag.
 
     * A put ending at ``E`` returns at once if ``flushed_where >= E``.
-    * Else, if nobody is flushing, it becomes the *leader*: it flushes everything appended so
-      far (``max_wrote_position`` when the round starts, one flush per file so a roll is
-      covered), outside the condition's lock (``fdatasync`` releases the GIL, so the other
-      writers keep appending meanwhile), then notifies every waiter once.
+    * Else, if nobody is flushing, it becomes the *leader*: it first lets the puts released by
+      the previous round come back with their next put (at most as long as the last flush
+      took; see :meth:`_lead`), then flushes everything appended so far (``max_wrote_position``
+      when the round starts, one flush per file so a roll is covered) outside the condition's
+      lock (``fdatasync`` releases the GIL), then notifies every waiter once.
     * Otherwise it is a *follower*: it waits on the condition until ``flushed_where >= E``, or
       becomes the next leader when the current round did not cover it.
 
@@ -95,8 +96,14 @@ class GroupCommitService(_Service):
         self.commit_log = commit_log
         self.on_flushed = on_flushed  # called with the queue's store timestamp after each round
         self.shutdown_timeout_s = shutdown_timeout_s
-        self._cond = threading.Condition(threading.Lock())
-        self._flushing = False
+        lock = threading.Lock()
+        self._cond = threading.Condition(lock)  # followers wait here for the end of a round
+        self._gathered = threading.Condition(lock)  # a gathering leader waits here
+        self._flushing = False  # a leader (or the fallback thread) owns the next/current round
+        self._waiting = 0  # puts inside flush_and_wait, leader included
+        self._returning = 0  # puts released by the last round not yet back with their next put
+        self._gathering = False
+        self._last_flush_s = 0.0
         self._wake = threading.Event()
         self.rounds = 0
         self.last_error: BaseException | None = None
@@ -112,24 +119,61 @@ class GroupCommitService(_Service):
         deadline = time.monotonic() + timeout_ms / 1000
         cond = self._cond
         with cond:
-            while queue.flushed_where < next_offset:
-                if self._flushing:  # follower: the current round may cover us
-                    remaining = deadline - time.monotonic()
+            if self._returning:
+                self._returning -= 1
+                if not self._returning and self._gathering:
+                    self._gathered.notify()
+            self._waiting += 1
+            try:
+                while queue.flushed_where < next_offset:
+                    if self._flushing:  # follower: the current round may cover us
+                        remaining = deadline - time.monotonic()
+                        if remaining <= 0:
+                            return False
+                        cond.wait(remaining)
+                        continue
+                    if not self._lead(deadline) or time.monotonic() > deadline:
+                        return False  # failed, or flushed too late: RocketMQ's waiter has given up by now
+                return True
+            finally:
+                self._waiting -= 1
+
+    def _lead(self, deadline: float) -> bool:
+        """One round led by the calling put (lock held on entry and on return).
+
+        *Gathering*: the puts the previous round released are usually about to come back with
+        their next put; a round started before they append serves half the writers, the next
+        round the other half (one put per writer per two flushes). So the leader first waits —
+        at most as long as the last flush took — until they are back, then flushes for all.
+        """
+        cond = self._cond
+        self._flushing = True
+        ok = False
+        try:
+            if self._returning:
+                self._gathering = True
+                limit = min(time.monotonic() + self._last_flush_s, deadline)
+                while self._returning:
+                    remaining = limit - time.monotonic()
                     if remaining <= 0:
-                        return False
-                    cond.wait(remaining)
-                    continue
-                self._flushing = True  # leader
-                cond.release()
-                try:
-                    ok = self._flush_round()
-                finally:
-                    cond.acquire()
-                    self._flushing = False
-                    cond.notify_all()
-                if not ok or time.monotonic() > deadline:
-                    return False  # failed, or flushed too late: RocketMQ's waiter has given up by now
-        return True
+                        break
+                    self._gathered.wait(remaining)
+                self._gathering = False
+                self._returning = 0
+            served = self._waiting  # every waiting put appended before this round starts
+            cond.release()
+            try:
+                started = time.monotonic()
+                ok = self._flush_round()
+                self._last_flush_s = time.monotonic() - started
+            finally:
+                cond.acquire()
+            if ok:
+                self._returning = served
+        finally:
+            self._flushing = False
+            cond.notify_all()
+        return ok
 
     def _flush_round(self) -> bool:
         """Flush everything appended so far (the caller holds the ``flushing`` flag); False on error."""
