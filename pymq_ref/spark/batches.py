@@ -86,41 +86,69 @@ def _msg_id(host, phy: int) -> str:
     return f"{prefix}{phy & _MASK64:016X}"
 
 
-def _message_batch(records: list, name: str, base: int, body: bool) -> pa.RecordBatch:
-    """One batch from decoded MessageRecords: the tuple fields are transposed in one ``zip``."""
+def _message_batch(records: list, name: str, base: int, body: bool,
+                   schema: pa.Schema = COMMITLOG_SCHEMA) -> pa.RecordBatch:
+    """One batch from decoded MessageRecords: the tuple fields are transposed in one ``zip``; only the
+    columns of ``schema`` (a projection of COMMITLOG_SCHEMA) are built."""
     n = len(records)
     (topics, bodies, props, qids, flags, qoffs, phys, sys_flags, born_ts, borns, store_ts, stores, recons,
      preps, magics, crcs, sizes) = list(zip(*records))[:17]
-    crc_ok = [c == (crc32(b) & 0x7FFFFFFF) if b else True for b, c in zip(bodies, crcs)]
     host_text = _HOST_TEXT.get
-    prop_keys = [k for p in props for k in p]
-    prop_vals = [v for p in props for v in p.values()]
-    prop_offsets = [0, *accumulate(map(len, props))]
-    key_lists = [[k for k in p["KEYS"].split(" ") if k] if "KEYS" in p else () for p in props]
-    key_items = [k for ks in key_lists for k in ks]
-    key_offsets = [0, *accumulate(map(len, key_lists))]
-    arrays = [
-        pa.array(["message"] * n, pa.string()), pa.array([name] * n, pa.string()),
-        pa.array([phy - base for phy in phys], pa.int64()), pa.array(phys, pa.int64()),
-        pa.array(sizes, pa.int32()), pa.array(magics, pa.int32()), pa.array(crcs, pa.int32()),
-        pa.array(crc_ok, pa.bool_()), pa.array(qids, pa.int32()), pa.array(flags, pa.int32()),
-        pa.array(qoffs, pa.int64()), pa.array(sys_flags, pa.int32()), pa.array(born_ts, pa.int64()),
-        pa.array([host_text(h) or _host_text(h) for h in borns], pa.string()), pa.array(store_ts, pa.int64()),
-        pa.array([host_text(h) or _host_text(h) for h in stores], pa.string()), pa.array(recons, pa.int32()),
-        pa.array(preps, pa.int64()), pa.array(topics, pa.string()),
-        pa.MapArray.from_arrays(pa.array(prop_offsets, pa.int32()), pa.array(prop_keys, pa.string()),
-                                pa.array(prop_vals, pa.string())),
-        pa.array([p.get("TAGS") for p in props], pa.string()),
-        pa.ListArray.from_arrays(pa.array(key_offsets, pa.int32()), pa.array(key_items, pa.string())),
-        pa.array([p.get("UNIQ_KEY") for p in props], pa.string()),
-        pa.array(bodies if body else [None] * n, pa.binary()),
-        pa.array([_msg_id(h, phy) for h, phy in zip(stores, phys)], pa.string()),
-        pa.nulls(n, pa.string()),
-    ]
-    return pa.RecordBatch.from_arrays(arrays, schema=COMMITLOG_SCHEMA)
+
+    def properties():
+        return pa.MapArray.from_arrays(pa.array([0, *accumulate(map(len, props))], pa.int32()),
+                                       pa.array([k for p in props for k in p], pa.string()),
+                                       pa.array([v for p in props for v in p.values()], pa.string()))
+
+    def keys():
+        lists = [[k for k in p["KEYS"].split(" ") if k] if "KEYS" in p else () for p in props]
+        return pa.ListArray.from_arrays(pa.array([0, *accumulate(map(len, lists))], pa.int32()),
+                                        pa.array([k for ks in lists for k in ks], pa.string()))
+
+    build = {
+        "type": lambda: pa.array(["message"] * n, pa.string()),
+        "file": lambda: pa.array([name] * n, pa.string()),
+        "position": lambda: pa.array([phy - base for phy in phys], pa.int64()),
+        "phy_offset": lambda: pa.array(phys, pa.int64()),
+        "total_size": lambda: pa.array(sizes, pa.int32()),
+        "magic_code": lambda: pa.array(magics, pa.int32()),
+        "body_crc": lambda: pa.array(crcs, pa.int32()),
+        "crc_ok": lambda: pa.array([c == (crc32(b) & 0x7FFFFFFF) if b else True for b, c in zip(bodies, crcs)],
+                                   pa.bool_()),
+        "queue_id": lambda: pa.array(qids, pa.int32()),
+        "flag": lambda: pa.array(flags, pa.int32()),
+        "queue_offset": lambda: pa.array(qoffs, pa.int64()),
+        "sys_flag": lambda: pa.array(sys_flags, pa.int32()),
+        "born_timestamp": lambda: pa.array(born_ts, pa.int64()),
+        "born_host": lambda: pa.array([host_text(h) or _host_text(h) for h in borns], pa.string()),
+        "store_timestamp": lambda: pa.array(store_ts, pa.int64()),
+        "store_host": lambda: pa.array([host_text(h) or _host_text(h) for h in stores], pa.string()),
+        "reconsume_times": lambda: pa.array(recons, pa.int32()),
+        "prepared_transaction_offset": lambda: pa.array(preps, pa.int64()),
+        "topic": lambda: pa.array(topics, pa.string()),
+        "properties": properties,
+        "tags": lambda: pa.array([p.get("TAGS") for p in props], pa.string()),
+        "keys": keys,
+        "uniq_key": lambda: pa.array([p.get("UNIQ_KEY") for p in props], pa.string()),
+        "body": lambda: pa.array(bodies if body else [None] * n, pa.binary()),
+        "msg_id": lambda: pa.array([_msg_id(h, phy) for h, phy in zip(stores, phys)], pa.string()),
+        "reason": lambda: pa.nulls(n, pa.string()),
+    }
+    return pa.RecordBatch.from_arrays([build[f.name]() for f in schema], schema=schema)
 
 
-def _other_batch(items: list, name: str, base: int) -> pa.RecordBatch:
+def project(columns: str | None) -> pa.Schema:
+    """The CommitLog schema restricted to ``columns`` (comma-separated names, in schema order); all if None."""
+    if not columns:
+        return COMMITLOG_SCHEMA
+    wanted = {c.strip() for c in columns.split(",") if c.strip()}
+    unknown = wanted - set(COMMITLOG_SCHEMA.names)
+    if unknown:
+        raise ValueError(f"unknown column(s) {sorted(unknown)}: expected names of {COMMITLOG_SCHEMA.names}")
+    return pa.schema([f for f in COMMITLOG_SCHEMA if f.name in wanted])
+
+
+def _other_batch(items: list, name: str, base: int, schema: pa.Schema = COMMITLOG_SCHEMA) -> pa.RecordBatch:
     """Blank and gap rows (``records=all``): position, size, magic code or reason; the rest null."""
     rows = []
     for item in items:
@@ -130,16 +158,18 @@ def _other_batch(items: list, name: str, base: int) -> pa.RecordBatch:
         else:
             rows.append({"type": "gap", "file": name, "position": item.position, "phy_offset": base + item.position,
                          "total_size": item.length, "reason": item.reason})
-    return pa.RecordBatch.from_pylist(rows, schema=COMMITLOG_SCHEMA)
+    names = set(schema.names)
+    return pa.RecordBatch.from_pylist([{k: v for k, v in row.items() if k in names} for row in rows], schema=schema)
 
 
 def commitlog_batches(path: str, name: str, name_base: int | None, start: int, end: int, *,
-                      records: str = "messages", body: bool = True,
+                      records: str = "messages", body: bool = True, schema: pa.Schema = COMMITLOG_SCHEMA,
                       batch_rows: int = BATCH_ROWS) -> Iterator[pa.RecordBatch]:
     """Rows of the records that start in ``[start, end)`` of one segment file (read-only mmap).
 
     ``records="all"`` adds a row per END_OF_FILE blank and per :class:`~pymq_ref.spark.ranges.Gap`
     (damaged bytes the walk skipped, with the decoder's ``reason``), after the messages.
+    ``schema`` (see :func:`project`) limits the columns built.
     """
     with open_readonly(path) as buf:
         base = segment_file_base(buf, name_base)
@@ -149,14 +179,14 @@ def commitlog_batches(path: str, name: str, name_base: int | None, start: int, e
             if item.__class__ is message:
                 pending.append(item)
                 if len(pending) >= batch_rows:
-                    yield _message_batch(pending, name, base, body)
+                    yield _message_batch(pending, name, base, body, schema)
                     pending = []
             else:
                 others.append(item)
         if pending:
-            yield _message_batch(pending, name, base, body)
+            yield _message_batch(pending, name, base, body, schema)
         if others and records == "all":
-            yield _other_batch(others, name, base)
+            yield _other_batch(others, name, base, schema)
 
 
 # --------------------------------------------------------------------------- ConsumeQueue

@@ -93,8 +93,10 @@ def _session(args, progress):
     return spark_session(args.master, "pymq-spark", quiet=True)
 
 
-def _commitlog(spark, args, body: bool = True):
+def _commitlog(spark, args, body: bool = True, columns: str | None = None):
     reader = spark.read.format("pymq-commitlog").option("body", str(body).lower())
+    if columns:
+        reader = reader.option("columns", columns)
     if args.range_bytes:
         reader = reader.option("rangeBytes", str(args.range_bytes))
     return reader.load(args.store)
@@ -126,7 +128,7 @@ def _run_analyze(args) -> int:
 
 
 def _run_verify(args) -> int:
-    from .verify import verify_store
+    from .verify import VERIFY_COLUMNS, verify_store
 
     progress = _Progress(args.quiet)
     spark = _session(args, progress)
@@ -136,7 +138,8 @@ def _run_verify(args) -> int:
         options["hashSlots"] = str(args.hash_slots)
     if args.index_num:
         options["indexNum"] = str(args.index_num)
-    result = verify_store(spark, args.store, index=not args.no_index, commitlog=_commitlog(spark, args, body=False),
+    result = verify_store(spark, args.store, index=not args.no_index,
+                          commitlog=_commitlog(spark, args, columns=VERIFY_COLUMNS),
                           index_options=options)
     progress("diff done")
     print(f"consume queues: {result.expected_units} units derived; "
@@ -155,7 +158,7 @@ def _run_export(args) -> int:
     from pathlib import Path
 
     from .analytics import run_analysis
-    from .verify import verify_store
+    from .verify import VERIFY_COLUMNS, verify_store
 
     progress = _Progress(args.quiet)
     spark = _session(args, progress)
@@ -168,7 +171,8 @@ def _run_export(args) -> int:
         elif name in ("consumequeue", "index"):
             df = spark.read.format(f"pymq-{name}").load(args.store)
         elif name.startswith("verify-"):
-            verified = verified or verify_store(spark, args.store, commitlog=_commitlog(spark, args, body=False))
+            verified = verified or verify_store(spark, args.store,
+                                                commitlog=_commitlog(spark, args, columns=VERIFY_COLUMNS))
             df = verified.consume_queue if name == "verify-consumequeue" else verified.index
         else:
             df = run_analysis(spark, args.store, name)

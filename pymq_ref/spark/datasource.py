@@ -10,7 +10,10 @@ Usage (after :func:`register`, which :func:`pymq_ref.spark.session.spark_session
 Options (all optional): ``rangeBytes`` (CommitLog/ConsumeQueue bytes per partition, default
 64 MiB), ``records`` (``messages`` default, or ``all``), ``body`` (``true`` default; ``false``
 leaves the body column null, which makes scans that do not need it faster), ``hashSlots`` /
-``indexNum`` (IndexFile geometry when it cannot be inferred from the file size).
+``indexNum`` (IndexFile geometry when it cannot be inferred from the file size), ``columns``
+(CommitLog: a comma-separated subset of the columns; the Python data source API does not prune
+columns by itself, so a scan that needs three columns should say so — decoding is the same,
+but only those Arrow columns are built and shipped to the JVM).
 
 Planning (``partitions()``) only lists and ``stat``s files; the workers map their byte range
 read-only and decode it (:mod:`pymq_ref.spark.batches`). Nothing here writes a store file.
@@ -22,8 +25,8 @@ import os
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
-from .batches import (COMMITLOG_SCHEMA, CONSUMEQUEUE_SCHEMA, INDEX_SCHEMA, commitlog_batches,
-                      consumequeue_batches, index_batches, spark_ddl)
+from .batches import (CONSUMEQUEUE_SCHEMA, INDEX_SCHEMA, commitlog_batches, consumequeue_batches, index_batches,
+                      project, spark_ddl)
 from .files import SparkInputError, commitlog_files, consumequeue_files, index_files
 from .ranges import DEFAULT_RANGE_BYTES, plan_ranges
 
@@ -35,6 +38,10 @@ def _path(options) -> str:
     if not path:
         raise SparkInputError("no path: use spark.read.format(...).load('path/to/store')")
     return path
+
+
+def _lower(options) -> dict:
+    return {k.lower(): v for k, v in dict(options).items()}
 
 
 def _int_option(options, name: str, default: int | None) -> int | None:
@@ -64,7 +71,10 @@ class CommitLogDataSource(DataSource):
         return "pymq-commitlog"
 
     def schema(self):
-        return spark_ddl(COMMITLOG_SCHEMA)
+        try:
+            return spark_ddl(project(_lower(self.options).get("columns")))
+        except ValueError as exc:
+            raise SparkInputError(f"option columns: {exc}") from None
 
     def reader(self, schema):
         return CommitLogReader(dict(self.options))
@@ -79,6 +89,7 @@ class CommitLogReader(DataSourceReader):
         if self.records not in ("messages", "all"):
             raise SparkInputError(f"option records: expected 'messages' or 'all', got {self.records!r}")
         self.body = options.get("body", "true").lower() not in ("false", "0", "no")
+        self.columns = options.get("columns")
 
     def partitions(self):
         files = commitlog_files(self.path)
@@ -88,7 +99,7 @@ class CommitLogReader(DataSourceReader):
 
     def read(self, partition: CommitLogPartition):
         yield from commitlog_batches(partition.path, partition.name, partition.base, partition.start, partition.end,
-                                     records=self.records, body=self.body)
+                                     records=self.records, body=self.body, schema=project(self.columns))
 
 
 class ConsumeQueuePartition(InputPartition):

@@ -31,6 +31,8 @@ from ..store.dispatch import dispatch_tags_code
 from ..store.store_config import DEFAULT_MESSAGE_DELAY_LEVEL, parse_delay_levels
 
 FINDING_KINDS = ("missing", "extra", "mismatched", "expired")
+#: The CommitLog columns the derivations read (pass as the ``columns`` option to load less).
+VERIFY_COLUMNS = "type,topic,queue_id,queue_offset,phy_offset,total_size,sys_flag,store_timestamp,properties,uniq_key,keys"
 _CQ_UNITS = pa.schema([("topic", pa.string()), ("queue_id", pa.int32()), ("queue_offset", pa.int64()),
                        ("phy_offset", pa.int64()), ("size", pa.int32()), ("tags_code", pa.int64())])
 _INDEX_KEYS = pa.schema([("key", pa.string()), ("key_hash", pa.int32()), ("phy_offset", pa.int64()),
@@ -167,7 +169,7 @@ def verify_store(spark: SparkSession, store: str, *, delay_levels: str = DEFAULT
                  index: bool = True, commitlog: DataFrame | None = None,
                  index_options: Mapping[str, str] | None = None) -> VerifyResult:
     """Derive ConsumeQueues (and, if ``index``, IndexFile entries) from the CommitLog and diff them with disk."""
-    cl = commitlog if commitlog is not None else load_commitlog(spark, store, body="false")
+    cl = commitlog if commitlog is not None else load_commitlog(spark, store, columns=VERIFY_COLUMNS)
     cl = cl.cache()
     min_phy = cl.agg(F.min("phy_offset")).first()[0]
     units = expected_consume_queue_units(cl, delay_levels).cache()
