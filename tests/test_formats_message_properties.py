@@ -282,3 +282,15 @@ def test_record_value_semantics():
         pass
     else:
         raise AssertionError("records must be immutable")
+
+
+def test_hashes_of_text_from_invalid_utf8_follow_java():
+    """Undecodable bytes are kept as surrogate escapes; Java hashes them as U+FFFD."""
+    from pymq_ref.formats.hashing import index_key_hash, java_string_hash, tags_code
+
+    odd = b"Tag\xff".decode("utf-8", "surrogateescape")
+    assert java_string_hash(odd) == java_string_hash("Tag\ufffd")
+    assert tags_code(odd) == java_string_hash("Tag\ufffd") and index_key_hash("T#" + odd) >= 0
+    assert java_string_hash("\ud800") == 0xD800  # a lone surrogate a Java String can hold
+    record = MessageRecord(topic="T", properties={"TAGS": odd}, body=b"x")
+    assert decode_message(encode_message(record)).tags_code == java_string_hash("Tag\ufffd")

@@ -38,12 +38,29 @@ def java_string_hash(s: str) -> int:
 
     Characters outside the BMP count as two UTF-16 code units (a surrogate pair), as in Java.
     """
-    units = array("H", s.encode(_UTF16))
+    try:
+        units = array("H", s.encode(_UTF16))
+    except UnicodeEncodeError:
+        units = _units_of_odd_text(s)
     n = len(units)
     if n == 0:
         return 0
     h = sum(map(operator.mul, units, _powers(n))) & _MASK32
     return h - 0x100000000 if h & 0x80000000 else h
+
+
+def _units_of_odd_text(s: str) -> array:
+    """UTF-16 units of text holding lone surrogates.
+
+    Our decoders keep undecodable UTF-8 bytes as surrogate escapes (U+DC80..U+DCFF) so that
+    records re-encode byte for byte; Java decodes those bytes to U+FFFD before hashing, and so
+    do we here. Any other lone surrogate is hashed as the single code unit a Java String holds.
+    """
+    try:
+        s = s.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    except UnicodeEncodeError:
+        pass
+    return array("H", s.encode(_UTF16, "surrogatepass"))
 
 
 def tags_code(tags: str | None) -> int:

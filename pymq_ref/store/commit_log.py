@@ -126,7 +126,7 @@ def properties_string(properties: Mapping[str, str | None]) -> str:
 
 def java_length(s: str) -> int:
     """``String.length()``: UTF-16 code units."""
-    return len(s) if s.isascii() else len(s.encode("utf-16-le")) // 2
+    return len(s) if s.isascii() else len(s.encode("utf-16-le", "surrogatepass")) // 2
 
 
 @dataclass(slots=True)
