@@ -117,6 +117,15 @@ def test_a_path_that_is_not_a_store_is_a_clear_error(spark, tmp_path):
         spark.read.format("pymq-commitlog").load(str(tmp_path)).count()
     with pytest.raises(Exception, match="expected an integer"):
         spark.read.format("pymq-commitlog").option("rangeBytes", "lots").load(str(REAL_STORE)).count()
+    with pytest.raises(Exception, match="unknown column"):
+        spark.read.format("pymq-commitlog").option("columns", "topic,nope").load(str(REAL_STORE))
+
+
+def test_columns_option_builds_only_those_columns_with_the_same_values(spark):
+    full = spark.read.format("pymq-commitlog").load(str(REAL_STORE))
+    narrow = spark.read.format("pymq-commitlog").option("columns", "keys, phy_offset,topic").load(str(REAL_STORE))
+    assert narrow.columns == ["phy_offset", "topic", "keys"]  # schema order
+    assert sorted(map(tuple, narrow.collect())) == sorted(map(tuple, full.select(*narrow.columns).collect()))
 
 
 @pytest.mark.skipif(not (CORPUS / "roll_blank" / "expected.json").exists(), reason="golden corpus not present")
