@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-REAL_STORE = Path(__file__).parent / "data" / "rocketmq-4.9.4-store"
+REAL_STORE = Path(__file__).parent / "data" / "rocketmq-4.9.4" / "store"
 
 
 @pytest.fixture(scope="session")

@@ -1,5 +1,5 @@
 """`pymq inspect` on real files: segments we write, damaged copies, and (when present) a store written
-by the real RocketMQ 4.9.4 store code (tests/data/rocketmq-4.9.4-store)."""
+by the real RocketMQ 4.9.4 store code (tests/data/rocketmq-4.9.4/store)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Our decoders against a store written by the real Apache RocketMQ 4.9.4 store classes.
 
-The fixture (tests/data/rocketmq-4.9.4-store, see its README) was written by RocketMQ's own
+The fixture (tests/data/rocketmq-4.9.4/store, see tests/data/rocketmq-4.9.4/README.md) was written by RocketMQ's own
 DefaultMessageStore; its messages.jsonl holds what RocketMQ returned for every put and read back
 itself. Nothing in it comes from pymq_ref.
 """
@@ -19,8 +19,8 @@ from pymq_ref import oracle
 from pymq_ref.formats.consume_queue import decode_cq_unit
 from pymq_ref.tools.segments import open_readonly, walk_segment
 
-STORE = Path(__file__).parent / "data" / "rocketmq-4.9.4-store"
-EXPECTED = [json.loads(line) for line in (STORE / "messages.jsonl").read_text(encoding="utf-8").splitlines()]
+STORE = Path(__file__).parent / "data" / "rocketmq-4.9.4" / "store"
+EXPECTED = [json.loads(line) for line in (STORE.parent / "messages.jsonl").read_text(encoding="utf-8").splitlines()]
 
 
 def host(java_text: str) -> oracle.Host:

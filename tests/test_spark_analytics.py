@@ -17,7 +17,7 @@ from pymq_ref.store.store_config import MessageStoreConfig
 from pymq_ref.tools.segments import open_readonly, walk_segment
 
 pytest_plugins = ["spark_fixtures"]
-REAL_STORE = Path(__file__).parent / "data" / "rocketmq-4.9.4-store"
+REAL_STORE = Path(__file__).parent / "data" / "rocketmq-4.9.4" / "store"
 
 
 def python_records(store: Path) -> list[MessageRecord]:

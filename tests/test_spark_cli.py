@@ -8,7 +8,7 @@ from pathlib import Path
 from pymq_ref.cli import main
 
 pytest_plugins = ["spark_fixtures"]
-REAL_STORE = Path(__file__).parent / "data" / "rocketmq-4.9.4-store"
+REAL_STORE = Path(__file__).parent / "data" / "rocketmq-4.9.4" / "store"
 
 
 def test_wrong_path_fails_in_one_line_before_spark_starts(tmp_path, capsys):

@@ -15,7 +15,7 @@ from pymq_ref.tools.segments import open_readonly, walk_segment
 
 pytest_plugins = ["spark_fixtures"]
 CORPUS = Path(__file__).parent.parent / "corpus"
-REAL_STORE = Path(__file__).parent / "data" / "rocketmq-4.9.4-store"
+REAL_STORE = Path(__file__).parent / "data" / "rocketmq-4.9.4" / "store"
 INSPECT_FIELDS = ("phy_offset", "total_size", "magic_code", "body_crc", "crc_ok", "queue_id", "flag", "queue_offset",
                   "sys_flag", "born_timestamp", "born_host", "store_timestamp", "store_host", "reconsume_times",
                   "prepared_transaction_offset", "topic", "msg_id")
@@ -53,7 +53,7 @@ def test_real_rocketmq_store_decodes_like_pymq_inspect(spark):
 
 
 def test_real_store_columns_match_rocketmq_ground_truth(spark):
-    truth = [json.loads(line) for line in (REAL_STORE / "messages.jsonl").read_text().splitlines()]
+    truth = [json.loads(line) for line in (REAL_STORE.parent / "messages.jsonl").read_text().splitlines()]
     rows = spark.read.format("pymq-commitlog").load(str(REAL_STORE)).orderBy("phy_offset").collect()
     for r, t in zip(rows, truth, strict=True):
         assert (r["phy_offset"], r["total_size"], r["queue_offset"], r["msg_id"]) == \
@@ -72,7 +72,7 @@ def test_blanks_and_gaps_with_records_all(spark, tmp_path):
     damaged = tmp_path / "store"
     shutil.copytree(REAL_STORE, damaged)
     seg = damaged / "commitlog" / "00000000000000065536"
-    victim = next(t for t in map(json.loads, (REAL_STORE / "messages.jsonl").read_text().splitlines())
+    victim = next(t for t in map(json.loads, (REAL_STORE.parent / "messages.jsonl").read_text().splitlines())
                   if t["seq"] == 40)
     pos = victim["physicalOffset"] - 65536
     data = bytearray(seg.read_bytes())
@@ -91,7 +91,7 @@ def test_blanks_and_gaps_with_records_all(spark, tmp_path):
 
 def test_consumequeue_source_matches_rocketmq_units(spark):
     truth = {(t["topic"], t["queueId"], t["queueOffset"]): t["consumeQueueEntry"]
-             for t in map(json.loads, (REAL_STORE / "messages.jsonl").read_text().splitlines())}
+             for t in map(json.loads, (REAL_STORE.parent / "messages.jsonl").read_text().splitlines())}
     rows = spark.read.format("pymq-consumequeue").option("rangeBytes", 600).load(str(REAL_STORE)).collect()
     got = {(r["topic"], r["queue_id"], r["queue_offset"]): r for r in rows}
     assert set(got) == set(truth)

@@ -20,7 +20,7 @@ from pymq_ref.spark.ranges import Gap, is_boundary, next_boundary, plan_ranges, 
 from pymq_ref.tools.segments import open_readonly
 from store_helpers import msg, open_store
 
-REAL = Path(__file__).parent / "data" / "rocketmq-4.9.4-store"
+REAL = Path(__file__).parent / "data" / "rocketmq-4.9.4" / "store"
 SEG = 8192
 
 

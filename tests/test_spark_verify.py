@@ -11,7 +11,7 @@ from pymq_ref.formats.index_file import entry_position
 from pymq_ref.spark.verify import verify_store
 
 pytest_plugins = ["spark_fixtures"]
-REAL_STORE = Path(__file__).parent / "data" / "rocketmq-4.9.4-store"
+REAL_STORE = Path(__file__).parent / "data" / "rocketmq-4.9.4" / "store"
 
 
 def findings(df, *cols):

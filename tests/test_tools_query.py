@@ -16,7 +16,7 @@ from pymq_ref.store.message_store import MessageStore
 from pymq_ref.store.store_config import MessageStoreConfig
 from pymq_ref.tools.query import query_store
 
-FIXTURE_4_9_4 = Path(__file__).parent / "data" / "rocketmq-4.9.4-store"
+FIXTURE_4_9_4 = Path(__file__).parent / "data" / "rocketmq-4.9.4" / "store"
 T0 = 1_700_000_000_000
 
 
@@ -113,7 +113,7 @@ def test_cli_jsonl_and_exit_codes(store_dir, capsys, tmp_path):
 
 @pytest.mark.skipif(not FIXTURE_4_9_4.is_dir(), reason="the RocketMQ 4.9.4 store fixture is not present")
 def test_finds_every_key_of_the_real_4_9_4_store():
-    truth = [json.loads(line) for line in (FIXTURE_4_9_4 / "messages.jsonl").read_text().splitlines()]
+    truth = [json.loads(line) for line in (FIXTURE_4_9_4.parent / "messages.jsonl").read_text().splitlines()]
     for m in truth:
         for key in [m["uniqKey"], *(m["keys"] or "").split()]:
             found = query_store(FIXTURE_4_9_4, m["topic"], key, max_num=64).messages
