@@ -1,8 +1,8 @@
-"""Replay SQL92 vectors judged by the real RocketMQ 4.9.4 filter classes (tests/broker_filter_java).
+"""Replay SQL92 vectors judged by the real RocketMQ 4.9.4 filter classes (tests/data/sql92-4.9.4).
 
 Each vector is (expression, properties, outcome) with outcome C (compile error), E (evaluation
-error), T, F or N (NULL). The vectors were produced by ``gen_vectors.py`` running
-``SelectorParser.parse`` + ``Expression.evaluate`` on a JVM; this test needs no Java.
+error), T, F or N (NULL), as RocketMQ's own ``SelectorParser.parse`` + ``Expression.evaluate``
+judged it (see the README next to the vectors); this test needs no Java.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 
 from pymq_ref.broker.filter import FilterSyntaxError, FilterTypeError, compile_sql92
 
-VECTORS = Path(__file__).parent / "broker_filter_java" / "vectors.jsonl"
+VECTORS = Path(__file__).parent / "data" / "sql92-4.9.4" / "vectors.jsonl"
 
 
 def outcome(expression: str, properties) -> str:
