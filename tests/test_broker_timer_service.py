@@ -255,3 +255,50 @@ def test_recovery_truncates_a_torn_timer_log(tmp_path):
     assert sorted(r.uniq_key for r in delivered(store)) == [f"U{i:08d}" for i in range(3)]
     tms2.shutdown()
     store.shutdown()
+
+
+# -- the fast paths agree with the reference codecs ---------------------------------------------
+
+_KEYS = ["KEYS", "UNIQ_KEY", "TAGS", "WAIT", "TIMER_OUT_MS", "TIMER_ENQUEUE_MS", "TIMER_DEQUEUE_MS",
+         "TIMER_ROLL_TIMES", "TIMER_DELAY_SEC", "a", "bb", "X1", "MIN_OFFSET", "zz", "k13", "k14"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(_KEYS), unique=True), st.lists(st.sampled_from(["", "a\x01", "\x01v", "KEYS\x01d"])),
+       st.booleans(), st.sampled_from([-1, 1_700_000_000_000]))
+def test_convert_matches_a_java_hashmap_built_by_hand(keys, junk, roll, enqueue_time):
+    """Text and map of ``convert`` = a JavaHashMap of the decoded record with the three puts, whatever
+    the stored text looks like (duplicates and empty entries included)."""
+    from pymq_ref.broker.timer import convert
+    from pymq_ref.formats.message import MessageRecord, decode_record, encode_message
+    from pymq_ref.formats.properties import decode_properties
+    text = "\x02".join([f"{k}\x01{i}" for i, k in enumerate(keys)] + ["REAL_TOPIC\x01T", "REAL_QID\x013"] + junk)
+    stored = decode_record(encode_message(MessageRecord(topic=TIMER_TOPIC, body=b"b", properties=decode_properties(text),
+                                                        properties_string=text)), 0, with_spans=False)
+    assert stored.properties_string == text
+    out = convert(stored, enqueue_time, roll, 1_700_000_009_000)
+    m = JavaHashMap(stored.properties.items())
+    if enqueue_time != -1:
+        m["TIMER_ENQUEUE_MS"] = str(enqueue_time)
+    if roll:
+        m["TIMER_ROLL_TIMES"] = str(int(m.get("TIMER_ROLL_TIMES", "0")) + 1)
+    m["TIMER_DEQUEUE_MS"] = "1700000009000"
+    assert out.properties_string == "\x02".join(f"{k}\x01{v}" for k, v in m.items())
+    expected = {k: v for k, v in m.items() if roll or k not in ("REAL_TOPIC", "REAL_QID")}
+    expected["WAIT"] = "false"
+    assert list(out.properties.items()) == list(expected.items())
+    assert (out.topic, out.queue_id) == ((TIMER_TOPIC, 0) if roll else ("T", 3))
+
+
+def test_enqueue_reader_agrees_with_decode_record(tmp_path):
+    """The enqueue reads only the properties field; IPv6 hosts, other records and bad sizes fall back."""
+    from pymq_ref.formats.hosts import Host
+    clock, store, _sched, tms = setup(tmp_path)
+    full, props_only = tms._commit_log_reader(), tms._commit_log_reader(properties_only=True)
+    v6 = msg(2, TIMER_DELAY_SEC="5").replace(born_host=Host("::1", 5), sys_flag=0x10)
+    for rec in (msg(1, TIMER_DELAY_SEC="5"), v6, msg(3, size=0, TIMER_DELAY_MS="7")):
+        r = store.put_message(tms.handle_schedule_message(rec)).append_result
+        assert props_only(r.wrote_offset, r.wrote_bytes) == full(r.wrote_offset, r.wrote_bytes).properties
+        assert props_only(r.wrote_offset, r.wrote_bytes - 1) is None  # TOTALSIZE disagrees: decode_record refuses
+        assert props_only(r.wrote_offset + 1, r.wrote_bytes) is None
+    assert props_only(10**9, 100) is None

@@ -14,14 +14,16 @@ import struct
 
 from pymq_ref.formats.timer import (EMPTY_SLOT, IGNORE, SLOT, SLOT_SIZE, TIMER_CHECKPOINT_FILE_SIZE,
                                     TIMER_LOG_BLANK, TIMER_LOG_BLANK_MAGIC_CODE, TIMER_LOG_MIN_BLANK_LEN,
-                                    TIMER_LOG_UNIT_SIZE, Slot, TimerCheckpointData, decode_timer_checkpoint,
-                                    encode_timer_checkpoint, wheel_length)
+                                    TIMER_LOG_UNIT, TIMER_LOG_UNIT_SIZE, Slot, TimerCheckpointData,
+                                    decode_timer_checkpoint, encode_timer_checkpoint, wheel_length)
 from pymq_ref.store.errors import WrongFileSizeError
 from pymq_ref.store.mapped_file import MappedFileQueue
 
 _SLOT_UNPACK = SLOT.unpack_from
 _SLOT_PACK = SLOT.pack_into
 _TIME = struct.Struct(">q")
+_UNIT_PACK = TIMER_LOG_UNIT.pack_into
+_UNIT_UNPACK = TIMER_LOG_UNIT.unpack_from
 
 
 class TimerLog:
@@ -52,6 +54,39 @@ class TimerLog:
         mf.mm[pos:pos + n] = data
         mf.wrote_position = pos + n
         return mf.file_from_offset + pos
+
+    def append_unit(self, prev_pos: int, magic: int, curr_write_time_ms: int, delayed_delta: int, offset_py: int,
+                    size_py: int, real_topic_hash: int) -> int:
+        """:meth:`append` of one unit, packed in place (the enqueue's hot path); returns its offset."""
+        mf = self.queue.files[-1] if self.queue.files else None
+        if mf is None or mf.file_size - mf.wrote_position < TIMER_LOG_UNIT_SIZE + TIMER_LOG_MIN_BLANK_LEN:
+            return self.append(TIMER_LOG_UNIT.pack(TIMER_LOG_UNIT_SIZE, prev_pos, magic, curr_write_time_ms,
+                                                   delayed_delta, offset_py, size_py, real_topic_hash, 0))
+        pos = mf.wrote_position
+        _UNIT_PACK(mf.mm, pos, TIMER_LOG_UNIT_SIZE, prev_pos, magic, curr_write_time_ms, delayed_delta,
+                   offset_py, size_py, real_topic_hash, 0)
+        mf.wrote_position = pos + TIMER_LOG_UNIT_SIZE
+        return mf.file_from_offset + pos
+
+    def read_chain(self, last_pos: int) -> list[tuple[int, int, int, int]]:
+        """The units of one slot, newest first: follow ``prev_pos`` from ``last_pos`` until -1 (or
+        an offset no file holds). Each item is ``(offset_py, size_py, curr_write_time_ms, magic)``."""
+        out = []
+        find = self.queue.find_mapped_file_by_offset
+        lo = hi = 0
+        mm = None
+        pos = last_pos
+        while pos != -1:
+            if not lo <= pos < hi:
+                mf = find(pos)
+                if mf is None:
+                    break
+                mm, lo = mf.mm, mf.file_from_offset
+                hi = lo + mf.file_size
+            _size, prev, magic, enq, _delta, off_py, size_py, _h, _r = _UNIT_UNPACK(mm, pos - lo)
+            out.append((off_py, size_py, enq, magic))
+            pos = prev
+        return out
 
     def buffer_at(self, offset: int):
         """``(mmap, position)`` of the file holding ``offset`` (for the caller to decode), or None."""
@@ -114,6 +149,15 @@ class TimerWheel:
         if t != time_ms // p:
             return EMPTY_SLOT
         return Slot(t * p, first, last, num, magic)
+
+    def slot_values(self, time_ms: int) -> tuple[int, int, int, int] | None:
+        """``(first_pos, last_pos, num, magic)`` of :meth:`get_slot` without building a :class:`Slot`;
+        None where :meth:`get_slot` answers the empty slot."""
+        p = self.precision_ms
+        t, first, last, num, magic = _SLOT_UNPACK(self.buf, time_ms // p % self._mod * SLOT_SIZE)
+        if t != time_ms // p:
+            return None
+        return first, last, num, magic
 
     def put_slot(self, time_ms: int, first_pos: int, last_pos: int, num: int | None = None, magic: int = 0) -> None:
         """``putSlot``: the 5-argument form writes num and magic; the 3-argument form (``num=None``)

@@ -43,10 +43,12 @@ import os
 import struct
 from dataclasses import dataclass, field
 
+from pymq_ref.errors import FormatError
 from pymq_ref.formats.hashing import java_string_hash
-from pymq_ref.formats.properties import REAL_TOPIC
+from pymq_ref.formats.message import MESSAGE_MAGIC_CODE, MessageRecord, decode_record
+from pymq_ref.formats.properties import REAL_TOPIC, UNIQ_KEY, decode_properties
 from pymq_ref.formats.timer import (IGNORE, MAGIC_DEFAULT, MAGIC_DELETE, MAGIC_ROLL, TIMER_LOG_BLANK_MAGIC_CODE,
-                                    TIMER_LOG_UNIT, TIMER_LOG_UNIT_SIZE, TimerCheckpointData, is_magic_ok)
+                                    TIMER_LOG_UNIT_SIZE, TimerCheckpointData, is_magic_ok)
 from pymq_ref.store.commit_log import PutMessageStatus
 from pymq_ref.store.delay import parse_java_long
 
@@ -59,10 +61,13 @@ log = logging.getLogger(__name__)
 
 INITIAL, RUNNING, SHUTDOWN = 0, 1, 3
 PUT_OK, PUT_NEED_RETRY, PUT_NO_RETRY = 0, 1, 2
-_UNIT = TIMER_LOG_UNIT.unpack_from
+_BATCH = 64  # records of a slot read and converted ahead of their puts
 _HEAD = struct.Struct(">iqi").unpack_from
 _DELAY = struct.Struct(">qi").unpack_from
 _PY = struct.Struct(">qi").unpack_from
+_SIZE_MAGIC_SYSFLAG = struct.Struct(">ii28xi").unpack_from  # TOTALSIZE, MAGICCODE, SYSFLAG (@36)
+_INT = struct.Struct(">i").unpack_from
+_SHORT = struct.Struct(">h").unpack_from
 
 
 @dataclass
@@ -99,6 +104,7 @@ class TimerMessageStore:
         self.stats = TimerStats()
         self._timers: list = []
         self._slot_cursor: tuple[int, int] | None = None
+        self._topic_hashes: dict[str, int] = {}  # REAL_TOPIC -> String.hashCode (the unit's metrics field)
 
     # -- helpers ----------------------------------------------------------------------------------
     def format_time_ms(self, t: int) -> int:
@@ -124,6 +130,42 @@ class TimerMessageStore:
 
     def _message(self, offset_py: int, size_py: int):
         return self.store.look_message_by_offset(offset_py, size_py)
+
+    def _commit_log_reader(self, properties_only: bool = False):
+        """``(offset, size) -> MessageRecord | None``: :meth:`MessageStore.look_message_by_offset`
+        for one enqueue/dequeue pass — the same answers (None for an unreadable or non-message
+        record) without the per-call facade checks; the record is copied out and decoded without spans.
+
+        ``properties_only``: the function answers the record's property map instead (what the
+        enqueue needs: ``TIMER_OUT_MS``, ``REAL_TOPIC``, ``TIMER_DEL_UNIQKEY``), read straight from
+        the properties field of a plain v1 IPv4 record whose lengths add up; anything else goes
+        through :func:`decode_record`, so the answers are the same."""
+        find = self.store.commit_log.queue.find_mapped_file_by_offset
+
+        def read(offset: int, size: int):
+            mf = find(offset)
+            if mf is None:
+                return None
+            pos = offset - mf.file_from_offset
+            if size <= 0 or pos + size > mf.read_position:
+                return None
+            data = mf.mm[pos:pos + size]
+            if properties_only and size >= 91:
+                total, magic, sys_flag = _SIZE_MAGIC_SYSFLAG(data)
+                if total == size and magic == MESSAGE_MAGIC_CODE and not sys_flag & 0x30:
+                    topic_len_at = 88 + _INT(data, 84)[0]  # after the body (IPv4 hosts: fixed 88-byte head)
+                    if 88 <= topic_len_at < size - 2 and data[topic_len_at] < 128:  # v1: 1-byte topic length
+                        props_len_at = topic_len_at + 1 + data[topic_len_at]
+                        if props_len_at + 2 <= size and props_len_at + 2 + _SHORT(data, props_len_at)[0] == size:
+                            return decode_properties(data[props_len_at + 2:].decode("utf-8", "surrogateescape"))
+            try:
+                rec = decode_record(data, 0, base=offset, with_spans=False)
+            except FormatError:
+                return None
+            if rec.__class__ is not MessageRecord:
+                return None
+            return rec.properties if properties_only else rec
+        return read
 
     # -- lifecycle --------------------------------------------------------------------------------
     def load(self) -> bool:
@@ -310,17 +352,19 @@ class TimerMessageStore:
         if self.curr_queue_offset < cq.min_offset_in_queue:
             self.curr_queue_offset = cq.min_offset_in_queue
         offset = self.curr_queue_offset
+        read_properties = self._commit_log_reader(properties_only=True)
         read = 0
         last_queue_offset = None
         for logical, phy, size, _tags in cq.iter_units_from(offset):
-            msg = self._message(phy, size)
-            if msg is None:
+            props = read_properties(phy, size)
+            if props is None:
                 self.stats.missing += 1
             else:
-                delayed = parse_java_long(msg.properties.get(TIMER_OUT_MS) or "")
+                raw = props.get(TIMER_OUT_MS)
+                delayed = parse_java_long(raw or "")
                 if delayed is None:
-                    raise ValueError(f"timer record at {phy}: TIMER_OUT_MS {msg.properties.get(TIMER_OUT_MS)!r}")
-                self.put_message_to_timer_wheel(phy, size, delayed, self.clock.now_ms(), msg)
+                    raise ValueError(f"timer record at {phy}: TIMER_OUT_MS {raw!r}")
+                self.put_message_to_timer_wheel(phy, size, delayed, props)
                 last_queue_offset = logical
             self.curr_queue_offset = logical
             read += 1
@@ -329,16 +373,26 @@ class TimerMessageStore:
             self.commit_queue_offset = last_queue_offset  # as the 5.x put service: the last one handled
         return read > 0
 
-    def put_message_to_timer_wheel(self, offset_py: int, size_py: int, delayed: int, enqueue_time: int, msg) -> None:
+    def put_message_to_timer_wheel(self, offset_py: int, size_py: int, delayed: int, properties,
+                                   enqueue_time: int | None = None) -> None:
+        """File the record at ``offset_py`` (``properties``: its property map): delivered at once
+        when already behind the write time, else a TimerLog unit. ``enqueue_time`` (the
+        TimerRequest's, for the at-once delivery) defaults to the clock's now."""
         if self.should_running_dequeue and delayed < self.curr_write_time_ms:
+            if enqueue_time is None:
+                enqueue_time = self.clock.now_ms()
+            msg = self._message(offset_py, size_py)
+            if msg is None:
+                self.stats.missing += 1
+                return
             if self.dequeue_put(msg, enqueue_time, MAGIC_DEFAULT) == PUT_NEED_RETRY:
                 raise RuntimeError("store not available for an already-due timer")
             self.stats.delivered_at_enqueue += 1
             return
-        if not self.do_enqueue(offset_py, size_py, delayed, msg):
+        if not self.do_enqueue(offset_py, size_py, delayed, properties):
             raise RuntimeError("TimerLog append failed")
 
-    def do_enqueue(self, offset_py: int, size_py: int, delayed: int, msg) -> bool:
+    def do_enqueue(self, offset_py: int, size_py: int, delayed: int, props) -> bool:
         write_ms = self.curr_write_time_ms
         window = self.roll_window_slots * self.precision_ms
         magic = MAGIC_DEFAULT
@@ -349,17 +403,23 @@ class TimerMessageStore:
             else:
                 delayed = write_ms + window
             self.stats.rolled += 1
-        props = msg.properties
         is_delete = TIMER_DEL_UNIQKEY in props
         if is_delete:
             magic |= MAGIC_DELETE
         real_topic = props.get(REAL_TOPIC)
-        slot = self.wheel.get_slot(delayed)
-        unit = TIMER_LOG_UNIT.pack(TIMER_LOG_UNIT_SIZE, slot.last_pos, magic, write_ms, delayed - write_ms,
-                                   offset_py, size_py, java_string_hash(real_topic) if real_topic else 0, 0)
-        pos = self.timer_log.append(unit)
-        self.wheel.put_slot(delayed, pos if slot.first_pos == -1 else slot.first_pos, pos,
-                            slot.num - 1 if is_delete else slot.num + 1, slot.magic)
+        if real_topic:
+            topic_hash = self._topic_hashes.get(real_topic)
+            if topic_hash is None:
+                topic_hash = java_string_hash(real_topic)
+                if len(self._topic_hashes) < 4096:
+                    self._topic_hashes[real_topic] = topic_hash
+        else:
+            topic_hash = 0
+        wheel = self.wheel
+        slot = wheel.slot_values(delayed)
+        first, last, num, slot_magic = slot if slot is not None else (-1, -1, 0, 0)
+        pos = self.timer_log.append_unit(last, magic, write_ms, delayed - write_ms, offset_py, size_py, topic_hash)
+        wheel.put_slot(delayed, pos if first == -1 else first, pos, num - 1 if is_delete else num + 1, slot_magic)
         self.stats.enqueued += 1
         return True
 
@@ -368,57 +428,63 @@ class TimerMessageStore:
         """One slot: -1 nothing to do now (or retry later), 0 empty slot skipped, 1 slot delivered."""
         if self.config.timer_stop_dequeue or self.state != RUNNING or not self.should_running_dequeue:
             return -1
-        if self.curr_read_time_ms >= self.curr_write_time_ms:
+        read_ms = self.curr_read_time_ms
+        if read_ms >= self.curr_write_time_ms:
             return -1
-        slot = self.wheel.get_slot(self.curr_read_time_ms)
-        if slot.time_ms == -1:
+        slot = self.wheel.slot_values(read_ms)
+        if slot is None:
             self.move_read_time()
             return 0
-        deletes: list[tuple] = []
-        normals: list[tuple] = []
-        pos = slot.last_pos
-        while pos != -1:
-            located = self.timer_log.buffer_at(pos)
-            if located is None:
-                break
-            mm, p = located
-            _size, prev, magic, enq, delta, off_py, size_py, _h, _r = _UNIT(mm, p)
-            req = (off_py, size_py, enq, magic)
-            if magic & MAGIC_DELETE and not magic & MAGIC_ROLL:
-                deletes.append(req)
-            else:
-                normals.append(req)
-            pos = prev
-        normals.reverse()  # oldest first (the chain runs newest to oldest)
+        units = self.timer_log.read_chain(slot[1])  # (offset_py, size_py, enqueue ms, magic), newest first
+        units.reverse()  # delivered oldest first
+        read_message = self._commit_log_reader()
         delete_keys = set()
-        for off_py, size_py, _enq, _magic in deletes:
-            msg = self._message(off_py, size_py)
-            if msg is not None and TIMER_DEL_UNIQKEY in msg.properties:
-                delete_keys.add(msg.properties[TIMER_DEL_UNIQKEY])
+        if any(u[3] & MAGIC_DELETE for u in units):  # delete markers of this slot act first
+            normals = []
+            for unit in units:
+                magic = unit[3]
+                if magic & MAGIC_DELETE and not magic & MAGIC_ROLL:
+                    msg = read_message(unit[0], unit[1])
+                    if msg is not None and TIMER_DEL_UNIQKEY in msg.properties:
+                        delete_keys.add(msg.properties[TIMER_DEL_UNIQKEY])
+                else:
+                    normals.append(unit)
+        else:
+            normals = units
         start = 0
-        if self._slot_cursor is not None and self._slot_cursor[0] == self.curr_read_time_ms:
+        if self._slot_cursor is not None and self._slot_cursor[0] == read_ms:
             start = self._slot_cursor[1]
-        for i in range(start, len(normals)):
-            off_py, size_py, enq, magic = normals[i]
-            msg = self._message(off_py, size_py)
-            if msg is None:
-                self.stats.missing += 1
-                continue
-            uniq = msg.properties.get("UNIQ_KEY")
-            if uniq is not None and uniq in delete_keys:
-                self.stats.deleted += 1
-                continue
-            if self.dequeue_put(msg, enq, magic) == PUT_NEED_RETRY:
-                self._slot_cursor = (self.curr_read_time_ms, i)
-                return -1
+        stats, now_ms, put_converted = self.stats, self.clock.now_ms, self._put_converted
+        for batch_start in range(start, len(normals), _BATCH):
+            # read and convert a batch first, then put it (5.x: the dequeue-get thread converts,
+            # the dequeue-put thread puts): the reads jump around the CommitLog, the puts append
+            # to its end — grouping each kind keeps the caches warm for it
+            pending = []
+            for i, unit in enumerate(normals[batch_start:batch_start + _BATCH], batch_start):
+                msg = read_message(unit[0], unit[1])
+                if msg is None:
+                    stats.missing += 1
+                    continue
+                if delete_keys and msg.properties.get(UNIQ_KEY) in delete_keys:
+                    stats.deleted += 1
+                    continue
+                roll = unit[3] & MAGIC_ROLL != 0
+                pending.append((i, convert(msg, unit[2], roll, now_ms()), roll))
+            for i, message, roll in pending:
+                if put_converted(message, roll) == PUT_NEED_RETRY:
+                    self._slot_cursor = (read_ms, i)
+                    return -1
         self._slot_cursor = None
         self.move_read_time()
         return 1
 
     def dequeue_put(self, msg, enqueue_time: int, magic: int) -> int:
-        roll = bool(magic & MAGIC_ROLL)
-        inner = convert(msg, enqueue_time, roll, self.clock.now_ms())
-        result = self.do_put(inner, roll)
+        """Convert the timer record ``msg`` and put it (its real topic, or the timer topic when rolled)."""
+        roll = magic & MAGIC_ROLL != 0
+        return self._put_converted(convert(msg, enqueue_time, roll, self.clock.now_ms()), roll)
+
+    def _put_converted(self, message, roll: bool) -> int:
+        result = self.do_put(message, roll)
         if result == PUT_OK:
             if not roll:
                 self.stats.delivered += 1
