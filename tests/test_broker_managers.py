@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from test_broker_helpers import make_broker
+from broker_helpers import make_broker
 from pymq_ref.broker.config import BrokerConfig
 from pymq_ref.broker.constants import perm_to_string
 from pymq_ref.broker.java_maps import chm_order, chm_table_size

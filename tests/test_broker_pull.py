@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from test_broker_helpers import make_broker, wire
+from broker_helpers import make_broker, wire
 from pymq_ref.broker.config import BrokerConfig
 from pymq_ref.broker.pull import FLAG_COMMIT_OFFSET, FLAG_SUBSCRIPTION, FLAG_SUSPEND, PullStatus
 from pymq_ref.broker.response import (BrokerSystemError, IllegalQueueIdError, NoPermissionError, QueryNotFoundError,

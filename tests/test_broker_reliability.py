@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from test_broker_helpers import make_broker, store_config, wire
+from broker_helpers import make_broker, store_config, wire
 from pymq_ref.broker.broker import Broker
 from pymq_ref.broker.config import BrokerConfig
 from pymq_ref.broker.pull import FLAG_COMMIT_OFFSET, FLAG_SUBSCRIPTION, FLAG_SUSPEND

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from test_broker_helpers import BORN, T0, UNIQ, make_broker, stored
+from broker_helpers import BORN, T0, UNIQ, make_broker, stored
 from pymq_ref.broker.response import MessageNotFoundError, SubscriptionGroupNotExistError
 from pymq_ref.broker.retry import OrderlyRetryState, client_send_back_message, retry_schedule
 from pymq_ref.store.config_files import SubscriptionGroupConfig

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from test_broker_helpers import BORN, T0, UNIQ, make_broker, stored, wire
+from broker_helpers import BORN, T0, UNIQ, make_broker, stored, wire
 from pymq_ref.broker.response import (IllegalQueueIdError, IllegalTopicError, MessageIllegalResponseError,
                                       NoPermissionError, ResponseCode, SubscriptionGroupNotExistError,
                                       TopicNotExistError)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from test_broker_helpers import BORN, T0, UNIQ, make_broker, stored, wire
+from broker_helpers import BORN, T0, UNIQ, make_broker, stored, wire
 from pymq_ref.broker.response import (MessageNotFoundError, TransactionAlreadyResolvedError,
                                       TransactionStateError)
 from pymq_ref.broker.transaction import TRANSACTION_COMMIT_TYPE as COMMIT, TRANSACTION_ROLLBACK_TYPE as ROLLBACK
