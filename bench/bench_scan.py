@@ -35,7 +35,7 @@ from pymq_ref.formats.message import iter_records  # noqa: E402
 from pymq_ref.store import recovery  # noqa: E402
 from pymq_ref.store.clock import ManualClock  # noqa: E402
 from pymq_ref.store.commit_log import CommitLog  # noqa: E402
-from pymq_ref.store.store_config import parse_delay_levels, DEFAULT_MESSAGE_DELAY_LEVEL  # noqa: E402
+from pymq_ref.store.delay import DEFAULT_MESSAGE_DELAY_LEVEL, parse_delay_level  # noqa: E402
 from pymq_ref.tools.doctor import DoctorOptions, run_doctor  # noqa: E402
 from pymq_ref.tools.fill import FillOptions, fill_store  # noqa: E402
 from pymq_ref.tools.segments import open_readonly  # noqa: E402
@@ -97,7 +97,7 @@ def main() -> int:
                                      keys=("key-{i}",), queues=8, seed=1, start_time=1_700_000_000_000,
                                      commitlog_file_size=128 << 20, hash_slots=100_000, index_num=400_000))
         segment = os.path.join(root, "commitlog", f"{0:020d}")
-        delay_table = parse_delay_levels(DEFAULT_MESSAGE_DELAY_LEVEL)
+        delay_table = parse_delay_level(DEFAULT_MESSAGE_DELAY_LEVEL)
         with open_readonly(segment) as buf:
             assert raw_walk(buf) == count
 

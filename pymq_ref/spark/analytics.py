@@ -32,7 +32,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from ..store.config_files import config_path, read_config_file
-from ..store.store_config import DEFAULT_MESSAGE_DELAY_LEVEL, parse_delay_levels
+from ..store.delay import DEFAULT_MESSAGE_DELAY_LEVEL, parse_delay_level
 
 SCHEDULE_TOPIC = "SCHEDULE_TOPIC_XXXX"
 HALF_TOPIC = "RMQ_SYS_TRANS_HALF_TOPIC"
@@ -91,7 +91,7 @@ def delayed_messages(commitlog: DataFrame, delay_levels: str = DEFAULT_MESSAGE_D
     ``delay_offsets`` (``delayOffset.json``: level → next CQ offset to deliver) adds
     ``before_delay_offset`` (the schedule service has moved past this unit).
     """
-    table = parse_delay_levels(delay_levels)
+    table = parse_delay_level(delay_levels)
     spark = commitlog.sparkSession
     levels = spark.createDataFrame([(lvl, ms) for lvl, ms in sorted(table.items())], "level int, delay_ms bigint")
     parked = (commitlog.where(F.col("topic") == SCHEDULE_TOPIC)

@@ -28,7 +28,7 @@ from pyspark.sql import functions as F
 
 from ..formats.hashing import index_key_hash
 from ..store.dispatch import dispatch_tags_code
-from ..store.store_config import DEFAULT_MESSAGE_DELAY_LEVEL, parse_delay_levels
+from ..store.delay import DEFAULT_MESSAGE_DELAY_LEVEL, parse_delay_level
 
 FINDING_KINDS = ("missing", "extra", "mismatched", "expired")
 #: The CommitLog columns the derivations read (pass as the ``columns`` option to load less).
@@ -49,7 +49,7 @@ def load_commitlog(spark: SparkSession, store: str, **options) -> DataFrame:
 
 def expected_consume_queue_units(commitlog: DataFrame, delay_levels: str = DEFAULT_MESSAGE_DELAY_LEVEL) -> DataFrame:
     """The ConsumeQueue unit the dispatcher writes for each record (NOT and COMMIT types only)."""
-    table = parse_delay_levels(delay_levels)
+    table = parse_delay_level(delay_levels)
 
     def derive(batches):
         for batch in batches:

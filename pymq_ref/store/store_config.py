@@ -15,6 +15,8 @@ import re
 from dataclasses import dataclass
 
 from pymq_ref.formats.consume_queue import round_file_size
+# the level table and its one parser (Java's rules) live with the put-time rewrite; re-exported here
+from pymq_ref.store.delay import DEFAULT_MESSAGE_DELAY_LEVEL, parse_delay_level  # noqa: F401
 
 
 class FlushDiskType(enum.Enum):
@@ -26,21 +28,6 @@ class BrokerRole(enum.Enum):
     ASYNC_MASTER = "ASYNC_MASTER"
     SYNC_MASTER = "SYNC_MASTER"
     SLAVE = "SLAVE"
-
-
-DEFAULT_MESSAGE_DELAY_LEVEL = "1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h"
-_UNIT_MS = {"s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
-
-
-def parse_delay_levels(text: str) -> dict[int, int]:
-    """``"1s 5s ..."`` -> ``{1: 1000, 2: 5000, ...}`` (``ScheduleMessageService.parseDelayLevel``)."""
-    table = {}
-    for i, token in enumerate(text.split(" ")):
-        unit = token[-1:]
-        if unit not in _UNIT_MS or not token[:-1].isdigit():
-            raise ValueError(f"bad delay level token {token!r} in {text!r}")
-        table[i + 1] = int(token[:-1]) * _UNIT_MS[unit]
-    return table
 
 
 @dataclass
@@ -120,7 +107,9 @@ class MessageStoreConfig:
 
     @property
     def delay_level_table(self) -> dict[int, int]:
-        return parse_delay_levels(self.message_delay_level)
+        """``message_delay_level`` parsed (Java's rules; a bad string raises
+        :class:`~pymq_ref.store.delay.DelayLevelFormatError`)."""
+        return parse_delay_level(self.message_delay_level)
 
     @classmethod
     def from_java_properties(cls, props: dict[str, str], **overrides) -> "MessageStoreConfig":

@@ -40,7 +40,7 @@ from ..formats.checkpoint import decode_checkpoint
 from ..formats.consume_queue import BLANK_UNIT_SIZE_FIELD, CQ_UNIT
 from ..formats.message import BlankRecord, MessageRecord
 from ..store.dispatch import SCHEDULE_TOPIC, dispatch_request_from_record
-from ..store.store_config import DEFAULT_MESSAGE_DELAY_LEVEL, parse_delay_levels
+from ..store.delay import DEFAULT_MESSAGE_DELAY_LEVEL, parse_delay_level
 from .doctor_index import IndexCheck, record_index_keys
 from .readonly_maps import CommitLogReader, ReadOnlyMaps, first_nonzero, last_nonzero
 from .segments import EndOfData, Finding, open_readonly, walk_segment
@@ -149,7 +149,7 @@ class Doctor:
         self.options = options or DoctorOptions()
         self.report = DoctorReport(str(root))
         self.maps = ReadOnlyMaps()
-        self.delay_table = parse_delay_levels(self.options.message_delay_level)
+        self.delay_table = parse_delay_level(self.options.message_delay_level)
         self.layout: StoreLayout | None = None
         self.queues: dict[tuple[str, int], _Queue] = {}
         self.index = IndexCheck(self.add, hash_slots=self.options.hash_slots, index_num=self.options.index_num)
