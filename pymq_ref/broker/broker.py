@@ -22,12 +22,22 @@ a new ``Broker`` on the same directory recovers). Methods raise
 Periodic services (first run → period): consumer offsets persisted (10 s → ``flushConsumerOffsetInterval``
 5 s), long-polling check (5 s, or ``shortPollingTimeMills``), transaction check
 (``transactionCheckInterval`` → same), delay-level delivery (1 s → per level, see
-:mod:`pymq_ref.broker.schedule`). Held pulls are also woken by the store's dispatch of a new
-message (a ``call_later(0)`` on the scheduler).
+:mod:`pymq_ref.broker.schedule`), and — only with the 5.x ``timer_wheel_enable`` store setting —
+the timer wheel's enqueue, dequeue and flush tasks (:mod:`pymq_ref.broker.timer`). Held pulls are
+also woken by the store's dispatch of a new message (a ``call_later(0)`` on the scheduler).
+
+Timer messages (5.x). With ``store_config.timer_wheel_enable`` the broker owns a
+:class:`~pymq_ref.broker.timer.TimerMessageStore` (``timer_config`` sizes it; its files live in
+the store directory) and every put of its services first goes through the 5.x put hook
+(``HookUtils.handleScheduleMessage``, registered on the store in 5.x): a message with
+``TIMER_DELIVER_MS`` / ``TIMER_DELAY_SEC`` / ``TIMER_DELAY_MS`` is parked in
+``rmq_sys_wheel_timer`` and put back into its topic when due. Without the setting (the default,
+as 4.9.4) those properties are stored like any other.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import random
 from typing import Callable
@@ -53,6 +63,17 @@ try:
 except ImportError:  # pragma: no cover - before the delay wave landed
     ScheduleMessageService = None
 
+from pymq_ref.store.commit_log import PutMessageResult, PutMessageStatus
+from pymq_ref.store.errors import MessageIllegalError
+
+from .timer import TimerConfig, TimerMessageRejected, TimerMessageStore
+
+#: 5.x statuses of a refused timer put -> the 4.9.4 status carrying the same response code
+#: (5.x answers MESSAGE_ILLEGAL for an illegal timer, SYSTEM_ERROR for the other two).
+TIMER_REJECT_STATUS = {"WHEEL_TIMER_MSG_ILLEGAL": PutMessageStatus.MESSAGE_ILLEGAL,
+                       "WHEEL_TIMER_FLOW_CONTROL": PutMessageStatus.UNKNOWN_ERROR,
+                       "WHEEL_TIMER_NOT_ENABLE": PutMessageStatus.UNKNOWN_ERROR}
+
 TransactionChecker = Callable[[str, CheckTransactionState], None]
 
 
@@ -60,7 +81,7 @@ class Broker:
     def __init__(self, store_dir: str, config: BrokerConfig | None = None, scheduler: Scheduler | None = None, *,
                  store_config: MessageStoreConfig | None = None,
                  check_transaction_state: TransactionChecker | None = None, store_threads: bool = False,
-                 schedule_service: bool = True):
+                 schedule_service: bool = True, timer_config: TimerConfig | None = None):
         self.store_dir = os.fspath(store_dir)
         self.config = config or BrokerConfig()
         self.scheduler = scheduler or ManualScheduler()
@@ -77,6 +98,8 @@ class Broker:
         self.use_schedule_service = schedule_service and ScheduleMessageService is not None
         self.state = "new"
         self.store: MessageStore | None = None
+        self.timer_config = timer_config
+        self.timer_store: TimerMessageStore | None = None
         self._timers: list[Timer] = []
 
     # -- lifecycle --------------------------------------------------------------------------
@@ -92,6 +115,11 @@ class Broker:
         self.subscriptions.load()
         self.store = MessageStore.open(self.store_config, self.clock, threads=self.store_threads)
         self.putter = StorePutter(self.store)
+        if self.store_config.timer_wheel_enable:
+            timer_config = dataclasses.replace(self.timer_config or TimerConfig(), timer_wheel_enable=True)
+            self.timer_store = TimerMessageStore(self.store, self.scheduler, timer_config, root=self.store_dir)
+            self.timer_store.load()  # recover the wheel from the TimerLog
+            self.putter.before_put = self._timer_hook
         self.rng = random.Random(c.random_seed)
         self.transactions = TransactionalMessageService(c, self.clock, self.store, self.putter, self.topics,
                                                         self.offsets, self._send_check)
@@ -115,6 +143,8 @@ class Broker:
         if self.store_config.broker_role is not BrokerRole.SLAVE:
             if self.schedule_service is not None:
                 self.schedule_service.start()
+            if self.timer_store is not None:
+                self.timer_store.start()
             self.check_service.start()
         self.state = "running"
         return self
@@ -141,9 +171,20 @@ class Broker:
         self.check_service.shutdown()
         if self.schedule_service is not None:
             self.schedule_service.shutdown()
+        if self.timer_store is not None:
+            self.timer_store.shutdown()  # timercheck + TimerLog flushed (the wheel is rebuilt on load)
         self.store.message_arriving_listener = None
         self.store.shutdown()
         self.offsets.persist()
+
+    def _timer_hook(self, record):
+        """The 5.x put hook: the record to store, or the refusal as a put result."""
+        try:
+            return self.timer_store.handle_schedule_message(record)
+        except TimerMessageRejected as e:
+            return PutMessageResult(TIMER_REJECT_STATUS.get(e.status, PutMessageStatus.UNKNOWN_ERROR), error=str(e))
+        except MessageIllegalError:  # a DELAY that is not an int: the store refuses it itself
+            return record
 
     def __enter__(self) -> "Broker":
         return self if self.state == "running" else self.start()

@@ -11,6 +11,7 @@ Must not decide anything about topics, groups or transactions.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 from pymq_ref.formats.message import MessageRecord
 from pymq_ref.store.commit_log import AppendMessageResult, PutMessageResult, PutMessageStatus
@@ -41,11 +42,25 @@ class Put:
         return self.result.append_result
 
 
+#: A put hook (5.x ``PutMessageHook.executeBeforePutMessage``): the record to store instead, or a
+#: refusal (the put does not happen and this is its result).
+PutHook = Callable[[MessageRecord], "MessageRecord | PutMessageResult"]
+
+
 class StorePutter:
-    def __init__(self, store: MessageStore):
+    """``put`` runs ``before_put`` (when set — the broker sets the 5.x timer hook there when the
+    timer wheel is enabled), then the store's put; ``put_batch`` goes straight to the store."""
+
+    def __init__(self, store: MessageStore, before_put: PutHook | None = None):
         self.store = store
+        self.before_put = before_put
 
     def put(self, record: MessageRecord) -> Put:
+        if self.before_put is not None:
+            hooked = self.before_put(record)
+            if isinstance(hooked, PutMessageResult):
+                return Put(hooked, record)
+            record = hooked
         stored = record
         if transform_delay_level is not None:
             try:

@@ -91,6 +91,12 @@ class MessageStoreConfig:
     enable_multi_dispatch: bool = False
     max_lmq_consume_queue_num: int = 20_000
 
+    # -- RocketMQ 5.x (not in 4.9.4) ---------------------------------------------------------
+    #: ``timerWheelEnable``: the 5.x timer wheel (``TIMER_DELIVER_MS`` / ``TIMER_DELAY_SEC`` /
+    #: ``TIMER_DELAY_MS``, :mod:`pymq_ref.broker.timer`). 5.x defaults to true; off here, so that
+    #: the broker behaves like 4.9.4 (the properties are stored and otherwise ignored).
+    timer_wheel_enable: bool = False
+
     # -- pymq-ref only ----------------------------------------------------------------------
     #: Time zone of index file names (RocketMQ: the JVM's local zone). "UTC" keeps the book
     #: deterministic; "local" follows the machine; otherwise an IANA name ("Asia/Shanghai").
