@@ -38,7 +38,7 @@ from .subscriptions import SubscriptionGroupManager
 from .topics import TopicConfigManager
 
 try:
-    from pymq_ref.broker.filter import FilterError, build_filter
+    from pymq_ref.broker.filter import FilterError, build_filter, compile_sql92
 except ImportError:  # pragma: no cover - before the filter wave landed
     build_filter = None
     FilterError = ValueError
@@ -163,17 +163,42 @@ class PullMessageProcessor:
         self.subscription_table = subscription_table
         self.hold_service = PullRequestHoldService(config, clock, scheduler, store, self.execute_request_when_wakeup)
         self.offset_moved_events: int = 0
+        self._compiled_filters: dict = {}  # SQL92 text -> compiled expression (None: does not compile)
 
     # -- filter ---------------------------------------------------------------------------------
     def build_message_filter(self, topic: str, expression: str | None, expression_type: str | None):
+        """``ExpressionMessageFilter``, or with ``filterSupportRetry`` ``ExpressionForRetryMessageFilter``:
+        a pull of ``%RETRY%<group>`` then applies the group's SQL92 filter of each message's
+        original topic (``RETRY_TOPIC``), as registered by the heartbeat (:meth:`consumer_filter`)."""
         try:
             if build_filter is not None:
+                if self.config.filter_support_retry:
+                    return build_filter(expression_type or "TAG", expression, topic=topic,
+                                        filter_support_retry=True, lookup=self.consumer_filter)
                 return build_filter(expression_type or "TAG", expression, topic=topic)
             if (expression_type or "TAG") != "TAG":
                 raise ValueError(f"expression type {expression_type} needs the filter module")
             return TagFilter(expression)
         except (FilterError, ValueError) as e:
             raise SubscriptionParseFailedError(f"parse the consumer's subscription failed: {e}") from None
+
+    def consumer_filter(self, topic: str, group: str):
+        """``ConsumerFilterManager.get(topic, group)``: the compiled SQL92 expression of the group's
+        registered subscription to ``topic``; None for none, a TAG subscription, or one that does
+        not compile (RocketMQ registers no filter data for those)."""
+        sd = self.subscription_table.find(group, topic)
+        if sd is None or sd.expression_type != "SQL92" or not sd.sub_string:
+            return None
+        compiled = self._compiled_filters.get(sd.sub_string, False)
+        if compiled is False:
+            try:
+                compiled = compile_sql92(sd.sub_string)
+            except FilterError:
+                compiled = None
+            if len(self._compiled_filters) >= 1024:
+                self._compiled_filters.clear()
+            self._compiled_filters[sd.sub_string] = compiled
+        return compiled
 
     # -- processRequest ----------------------------------------------------------------------
     def pull_message(self, req: PullMessageRequest, callback: Callable[[PullResult], None] | None = None,
