@@ -9,19 +9,18 @@ back into the timer topic unchanged apart from those properties.
 
 How the text is built (this runs once per delivered timer). A ``HashMap`` iterates in bucket
 order, and putting a key that exists keeps its place, so the result depends only on the stored
-key tuple and on which keys are added: that *plan* — for each output position, which stored
-entry or which added entry goes there — is computed once per key set and cached. The stored
-entries are then reused as the ``name\\x01value`` segments of the stored text (a decoded record's
-``properties_string``), so no entry is formatted again; the text is one ``join``.
+key tuple and on which keys are added: that *plan* is computed once per key set and cached
+(:mod:`pymq_ref.broker.property_plan`, shared with delay levels' ``messageTimeup``): the stored
+``name\\x01value`` segments are reused, so no entry is formatted again; the text is one ``join``.
 """
 
 from __future__ import annotations
 
-from operator import itemgetter
-
 from pymq_ref.formats.message import MESSAGE_MAGIC_CODE, MessageRecord
 from pymq_ref.formats.properties import REAL_QID, REAL_TOPIC, WAIT
-from pymq_ref.store.delay import java_hashmap_order, parse_java_integer
+from pymq_ref.store.delay import parse_java_integer
+
+from ..property_plan import rebuild_properties
 
 from .hook import TIMER_DEQUEUE_MS, TIMER_ENQUEUE_MS, TIMER_ROLL_TIMES
 
@@ -30,54 +29,15 @@ class TimerConvertError(ValueError):
     """REAL_TOPIC/REAL_QID missing or malformed on a due timer record."""
 
 
-def _getter(indexes: tuple):
-    """``itemgetter`` that always returns a tuple (``itemgetter(i)`` alone returns the item)."""
-    if len(indexes) == 1:
-        only = indexes[0]
-        return lambda seq: (seq[only],)
-    return itemgetter(*indexes)
-
-
-class _Plan:
-    """For one (stored keys, added keys, roll) combination: where each output entry comes from."""
-
-    __slots__ = ("text_parts", "memory_keys", "memory_values")
-
-    def __init__(self, stored: tuple[str, ...], added: tuple[str, ...], need_roll: bool):
-        position = {k: i for i, k in enumerate(stored)}
-        order = java_hashmap_order(list(stored) + [k for k in added if k not in position])
-        n = len(stored)
-        for j, k in enumerate(added):  # an existing key takes the new value in its old place
-            position[k] = n + j
-        #: picks the output segments from ``stored segments + added segments``
-        self.text_parts = _getter(tuple(position[k] for k in order))
-        keep = order if need_roll else [k for k in order if k != REAL_TOPIC and k != REAL_QID]
-        self.memory_keys = tuple(keep)
-        #: picks the in-memory values from ``stored values + added values``
-        self.memory_values = _getter(tuple(position[k] for k in keep)) if keep else (lambda seq: ())
-
-
 #: the keys ``convert`` puts, in its put order (enqueue time, roll times, dequeue time)
 _ENQ_ROLL_DEQ = (TIMER_ENQUEUE_MS, TIMER_ROLL_TIMES, TIMER_DEQUEUE_MS)
 _ROLL_DEQ = (TIMER_ROLL_TIMES, TIMER_DEQUEUE_MS)
 _ENQ_DEQ = (TIMER_ENQUEUE_MS, TIMER_DEQUEUE_MS)
 _DEQ = (TIMER_DEQUEUE_MS,)
+#: dropped from the in-memory map of a delivered (not rolled) message
+_REAL_TOPIC_QID = (REAL_TOPIC, REAL_QID)
 #: REAL_QID text -> int (``Integer.parseInt``), for the few queue ids there are
 _QUEUE_IDS: dict[str, int] = {}
-
-#: plan per (stored key tuple, added key tuple, roll); records of one application share few key sets.
-_PLANS: dict[tuple, _Plan] = {}
-
-
-def _plan(stored: tuple[str, ...], added: tuple[str, ...], need_roll: bool) -> _Plan:
-    key = (stored, added, need_roll)
-    plan = _PLANS.get(key)
-    if plan is None:
-        plan = _Plan(stored, added, need_roll)
-        if len(_PLANS) < 4096:
-            _PLANS[key] = plan
-    return plan
-
 
 def convert(stored: MessageRecord, enqueue_time: int, need_roll: bool, now_ms: int) -> MessageRecord:
     """The message to put for the timer record ``stored`` (its real topic, or — ``need_roll`` —
@@ -96,15 +56,9 @@ def convert(stored: MessageRecord, enqueue_time: int, need_roll: bool, now_ms: i
         added_keys, added_values = _ENQ_DEQ, [str(enqueue_time), str(now_ms)]
     else:
         added_keys, added_values = _DEQ, [str(now_ms)]
-    plan = _plan(tuple(props), added_keys, need_roll)
-    raw = stored.properties_string
-    segments = raw.split("\x02") if raw else []
-    if len(segments) != len(props):  # not one segment per entry (duplicates, empty entries, no text)
-        segments = [f"{k}\x01{v}" for k, v in props.items()]
-    segments += [f"{k}\x01{v}" for k, v in zip(added_keys, added_values)]
     # messageProperties2String: no escaping (values come from a decoded record or are numbers)
-    text = "\x02".join(plan.text_parts(segments))
-    memory = dict(zip(plan.memory_keys, plan.memory_values([*props.values(), *added_values])))
+    text, memory = rebuild_properties(props, stored.properties_string, added_keys, added_values,
+                                      () if need_roll else _REAL_TOPIC_QID)
     memory[WAIT] = "false"
     if need_roll:
         topic, queue_id = stored.topic, stored.queue_id
