@@ -33,17 +33,21 @@ from __future__ import annotations
 
 import itertools
 import logging
+import struct
 from dataclasses import dataclass, field
 from typing import Callable
 
-from pymq_ref.errors import PymqError
-from pymq_ref.formats.consume_queue import is_ext_address
+from pymq_ref.errors import FormatError, PymqError
+from pymq_ref.formats.consume_queue import EXT_MAX_ADDR
+from pymq_ref.formats.hosts import Host
+from pymq_ref.formats.message import MESSAGE_MAGIC_CODE, MessageRecord, decode_record
+from pymq_ref.formats.properties import decode_properties
 from pymq_ref.store.config_files import DELAY_OFFSET_JSON, OffsetTableFile
 from pymq_ref.store.delay import SCHEDULE_TOPIC, delay_level_to_queue_id, parse_delay_level
 from pymq_ref.store.dispatch import compute_deliver_timestamp
 
 from ..java_maps import chm_order
-from .timeup import message_timeup
+from .timeup import message_timeup, timeup_fields
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +57,22 @@ DELAY_FOR_A_PERIOD = 10_000
 WAIT_FOR_SHUTDOWN = 5000
 DELAY_FOR_A_SLEEP = 10  # async mode only
 RMQ_SYS_TRANS_HALF_TOPIC = "RMQ_SYS_TRANS_HALF_TOPIC"
+
+#: a v1 record with IPv4 hosts up to its body: TOTALSIZE, MAGICCODE, FLAG, SYSFLAG, BORNTIMESTAMP,
+#: BORNHOST, STOREHOST, RECONSUMETIMES, BODYLENGTH (the rest skipped)
+_V4_FIXED = struct.Struct(">ii8xi16xiq8s8x8si8xi")
+_SHORT = struct.Struct(">h").unpack_from
+#: 8-byte host field -> Host, for the few hosts there are
+_HOSTS: dict[bytes, Host] = {}
+
+
+def _host(raw: bytes) -> Host:
+    host = _HOSTS.get(raw)
+    if host is None:
+        host = Host.from_bytes(raw)
+        if len(_HOSTS) < 4096:
+            _HOSTS[raw] = host
+    return host
 
 
 class DelayOffsetFileError(PymqError):
@@ -197,6 +217,50 @@ class ScheduleMessageService:
         if self.started:
             self._schedule(level, next_offset, delay)
 
+    # -- reading a parked record --------------------------------------------------------------
+    def _restorer(self) -> Callable[[int, int], MessageRecord | None]:
+        """``(phy, size) -> message to put``: ``message_timeup(store.look_message_by_offset(phy, size))``
+        for one run — None where the lookup answers None (unreadable, not a message), the same
+        :class:`~.timeup.ScheduledMessageError` for a bad ``REAL_TOPIC``/``REAL_QID``.
+
+        A plain v1 record with IPv4 hosts whose lengths add up to ``size`` is read straight from
+        the CommitLog mapping (its fields, body and properties text; no parked record is built,
+        no spans); anything else goes through :func:`decode_record`, so the answers are the same."""
+        store = self.store
+        check_running = store._check_running  # what look_message_by_offset checks first
+        find = store.commit_log.queue.find_mapped_file_by_offset
+        fixed = _V4_FIXED.unpack_from
+        hosts = _HOSTS
+
+        def restore(phy: int, size: int) -> MessageRecord | None:
+            check_running()
+            mf = find(phy)
+            if mf is None:
+                return None
+            pos = phy - mf.file_from_offset
+            if size <= 0 or pos + size > mf.read_position:
+                return None
+            data = mf.mm[pos:pos + size]
+            if size >= 91:
+                total, magic, flag, sys_flag, born_ts, born_raw, store_raw, reconsume, body_len = fixed(data)
+                if total == size and magic == MESSAGE_MAGIC_CODE and not sys_flag & 0x30 and body_len >= 0:
+                    topic_len_at = 88 + body_len
+                    if topic_len_at < size - 2 and data[topic_len_at] < 128:  # v1: 1-byte topic length
+                        props_len_at = topic_len_at + 1 + data[topic_len_at]
+                        if props_len_at + 2 <= size and props_len_at + 2 + _SHORT(data, props_len_at)[0] == size:
+                            raw = data[props_len_at + 2:].decode("utf-8", "surrogateescape")
+                            return timeup_fields(decode_properties(raw), raw, data[88:topic_len_at], flag, sys_flag,
+                                                 born_ts, hosts.get(born_raw) or _host(born_raw),
+                                                 hosts.get(store_raw) or _host(store_raw), reconsume, phy)
+            try:
+                rec = decode_record(data, 0, base=phy, with_spans=False)
+            except FormatError:
+                return None
+            if rec.__class__ is not MessageRecord:
+                return None
+            return message_timeup(rec)
+        return restore
+
     # -- one run of a level --------------------------------------------------------------------
     def execute_on_timeup(self, level: int, offset: int) -> tuple[int, int]:
         """One task run for ``level`` from CQ offset ``offset``; returns ``(next offset, delay ms)``
@@ -215,13 +279,14 @@ class ScheduleMessageService:
         next_offset = offset
         read = 0
         clock, stats, store, put = self.clock, self.stats, self.store, self.write_store.put_message
+        restore = self._restorer()
         max_delay = self.delay_level_table[level]
         try:
             for logical, phy, size, tags in itertools.chain((first,), units):
                 if not self.started:
                     break
                 read += 1
-                if is_ext_address(tags):  # ConsumeQueueExt address: recompute from the store time
+                if tags <= EXT_MAX_ADDR:  # isExtAddr: a ConsumeQueueExt address: recompute from the store time
                     tags = self.compute_deliver_timestamp(
                         level, store.commit_log.pickup_store_timestamp(phy, size))
                 now = clock.now_ms()
@@ -230,11 +295,10 @@ class ScheduleMessageService:
                 if deliver - now > 0:
                     stats.not_due += 1
                     return next_offset, DELAY_FOR_A_WHILE
-                msg = store.look_message_by_offset(phy, size)
-                if msg is None:
+                inner = restore(phy, size)
+                if inner is None:
                     stats.missing += 1
                     continue
-                inner = message_timeup(msg)
                 if inner.topic == RMQ_SYS_TRANS_HALF_TOPIC:
                     log.error("[BUG] the real topic of schedule msg is %s, discard the msg", inner.topic)
                     stats.discarded_half += 1
