@@ -315,6 +315,41 @@ def decode_record(buf, pos: int = 0, *, base: int = 0, with_spans: bool = True,
     head, one for the IPv4 middle, a cache for repeated hosts and topics.
     """
     buf_len = len(buf)
+    if not with_spans and pos + 88 <= buf_len:
+        # Fast path: a well-formed v1 record with IPv4 hosts, decoded with one unpack from
+        # TOTALSIZE to BODYLENGTH. Anything else (blank, zeros, v2, IPv6, a check that fails)
+        # falls through to the general path below, which owns every error.
+        (total, magic, crc, queue_id, flag, queue_offset, phy_offset, sys_flag, born_ts, born_raw, store_ts,
+         store_raw, reconsume, prepared, body_len) = _unpack_v4_record(buf, pos)
+        end = pos + total
+        topic_len_at = pos + 88 + body_len
+        if (magic == -626843481 and not sys_flag & 0x30 and end <= buf_len and body_len >= 0
+                and topic_len_at + 3 <= end):
+            topic_len = buf[topic_len_at]  # < 128: a non-negative v1 TOPICLENGTH byte
+            props_at = topic_len_at + 3 + topic_len
+            if topic_len < 128 and props_at <= end and _unpack_short(buf, props_at - 2)[0] == end - props_at:
+                body = buf[pos + 88:topic_len_at]
+                topic_raw = buf[topic_len_at + 1:props_at - 2]
+                if body.__class__ is bytes:  # bytes and mmap slice to bytes
+                    props_text = buf[props_at:end].decode("utf-8", "surrogateescape")
+                else:  # a memoryview or bytearray
+                    body, topic_raw = bytes(body), bytes(topic_raw)
+                    props_text = str(buf[props_at:end], "utf-8", "surrogateescape")
+                if not (check_crc and body_len and _crc32(body) & 0x7FFFFFFF != crc):
+                    topic = _TOPICS.get(topic_raw)
+                    if topic is None:
+                        topic = _remember_topic(topic_raw)
+                    properties = {}
+                    if props_text:
+                        for segment in props_text.split("\x02"):
+                            name, _, value = segment.partition("\x01")
+                            if name and value:
+                                properties[name] = value
+                    return _new(MessageRecord, (
+                        topic, body, properties, queue_id, flag, queue_offset, phy_offset, sys_flag, born_ts,
+                        _HOSTS.get(born_raw) or Host.from_bytes(born_raw), store_ts,
+                        _HOSTS.get(store_raw) or Host.from_bytes(store_raw), reconsume, prepared, magic, crc,
+                        total, props_text, ()))
     if pos + 8 > buf_len:
         if not any(buf[pos:buf_len]):
             return None
@@ -411,6 +446,9 @@ def decode_record(buf, pos: int = 0, *, base: int = 0, with_spans: bool = True,
 
 
 _V4_MIDDLE = struct.Struct(">8sq8siqi")  # born host, store time, store host, reconsume, prepared offset, body len
+#: TOTALSIZE .. BODYLENGTH of a record with IPv4 hosts (the fast path of decode_record)
+_unpack_v4_record = struct.Struct(">iiiiiqqiq8sq8siqi").unpack_from
+_unpack_short = _SHORT.unpack_from
 _TOPICS: dict[bytes, str] = {}
 
 
@@ -492,12 +530,13 @@ def iter_records(buf, *, base: int = 0, start: int = 0, end: int | None = None,
     limit = len(buf) if end is None else end
     view = buf if end is None else memoryview(buf)[:end]
     pos = start
+    decode = decode_record
     while pos < limit:
-        record = decode_record(view, pos, base=base, with_spans=with_spans, check_crc=check_crc)
+        record = decode(view, pos, base=base, with_spans=with_spans, check_crc=check_crc)
         if record is None:
             return
         yield record
-        if isinstance(record, BlankRecord):
+        if record.__class__ is BlankRecord:  # decode_record builds exactly these two classes
             return
         pos += record.total_size
 
