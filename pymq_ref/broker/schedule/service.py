@@ -11,7 +11,9 @@ so a level's task reads units from its offset and stops at the first one that is
   persistence task (first after 10 s, then every ``flushDelayOffsetInterval``).
 * A task (:meth:`execute_on_timeup`, 4.9.4 sync mode) walks the units of one CQ file from its
   offset: a unit not yet due ends the run (again 100 ms later, same unit); a due unit's record
-  is read from the CommitLog, turned back into the real message (:func:`message_timeup`) and put;
+  is read from the CommitLog (straight from the mapping for a plain v1 IPv4 record, else through
+  ``decode_record`` — the same answers as ``lookMessageByOffset``), turned back into the real
+  message (:func:`message_timeup`) and put;
   on success the level's progress becomes ``unit + 1``. A failed put retries the unit 100 ms later;
   an exception while delivering retries the same unit 100 ms later; an exception outside (e.g.
   the queue lookup) retries the task's first unit after 10 s.

@@ -5,7 +5,12 @@ Java ``HashMap`` *before* ``DELAY`` is cleared, so the re-delivered record still
 ``REAL_TOPIC``, ``REAL_QID`` (and whatever ``WAIT`` the parked record had). Only the in-memory map
 loses ``DELAY`` — which keeps the store from parking it again — and gets ``WAIT=false``.
 
-Pure: a :class:`~pymq_ref.formats.message.MessageRecord` in, one out. No store access.
+How: the text is built by the HashMap plan shared with the timer wheel
+(:mod:`pymq_ref.broker.property_plan`) — the stored ``name\\x01value`` segments reused, or the stored
+text itself when it is already in HashMap order (what the put-time rewrite leaves).
+:func:`timeup_fields` takes the parked record's fields, for a reader that never builds the record.
+
+Pure: a :class:`~pymq_ref.formats.message.MessageRecord` (or its fields) in, one out. No store access.
 """
 
 from __future__ import annotations
