@@ -16,6 +16,7 @@ rows. No Spark import: the single-process benchmark baseline runs these same fun
 from __future__ import annotations
 
 from itertools import accumulate
+from operator import itemgetter
 from typing import Iterator
 from zlib import crc32
 
@@ -29,7 +30,10 @@ from ..formats.msgid import offset_msg_id
 from ..tools.segments import open_readonly
 from .ranges import Gap, segment_file_base, walk_range
 
-BATCH_ROWS = 8192
+#: Rows per CommitLog batch (large: per-batch costs on both sides of the JVM boundary stay small) ...
+BATCH_ROWS = 1 << 16
+#: ... and per batch that carries message bodies (~1 KiB and more each).
+BODY_BATCH_ROWS = 8192
 _str_map = pa.map_(pa.string(), pa.string())
 
 COMMITLOG_SCHEMA = pa.schema([
@@ -86,55 +90,105 @@ def _msg_id(host, phy: int) -> str:
     return f"{prefix}{phy & _MASK64:016X}"
 
 
-def _message_batch(records: list, name: str, base: int, body: bool,
-                   schema: pa.Schema = COMMITLOG_SCHEMA) -> pa.RecordBatch:
-    """One batch from decoded MessageRecords: the tuple fields are transposed in one ``zip``; only the
-    columns of ``schema`` (a projection of COMMITLOG_SCHEMA) are built."""
-    n = len(records)
-    (topics, bodies, props, qids, flags, qoffs, phys, sys_flags, born_ts, borns, store_ts, stores, recons,
-     preps, magics, crcs, sizes) = list(zip(*records))[:17]
+#: Raw MessageRecord fields each column is built from (what a scan keeps per record until its batch is built).
+_NEEDS = {
+    "type": (), "file": (), "position": ("phy_offset",), "crc_ok": ("body", "body_crc"),
+    "properties": ("properties",), "tags": ("properties",), "keys": ("properties",), "uniq_key": ("properties",),
+    "msg_id": ("store_host", "phy_offset"), "reason": (),
+}
+_FIELD_INDEX = {name: i for i, name in enumerate(MessageRecord._fields)}
+
+
+def _raw_fields(schema: pa.Schema) -> tuple[str, ...]:
+    """The MessageRecord fields the columns of ``schema`` are built from, in record order."""
+    wanted = {raw for f in schema for raw in _NEEDS.get(f.name, (f.name,))}
+    return tuple(sorted(wanted, key=_FIELD_INDEX.__getitem__))
+
+
+class _Kept:
+    """What a scan keeps of its records until a batch is built: one list per needed raw field (ints and
+    strings the garbage collector need not track; the record itself is freed as soon as it is decoded),
+    or the records themselves when most fields are needed. Call order: ``add(record)`` per record,
+    ``rows()`` to see how many, ``take()`` to get them and start over (then fetch ``add``/``rows`` again)."""
+
+    def __init__(self, fields: tuple[str, ...]):
+        self.fields, self.whole = fields, len(fields) > 8
+        self._lists: list[list] | None = None
+        self.take()
+
+    def take(self) -> dict:
+        """The kept values as ``{field: sequence, "#": row count}``; starts a new batch."""
+        old = self._lists
+        self._lists = [[] for _ in self.fields] if self.fields and not self.whole else [[]]
+        appends = [lst.append for lst in self._lists]
+        if self.whole:
+            self.add = appends[0]
+        elif not self.fields:
+            self.add = lambda record, _append=appends[0]: _append(None)
+        elif len(self.fields) == 1:
+            i, a0 = _FIELD_INDEX[self.fields[0]], appends[0]
+            self.add = lambda record: a0(record[i])
+        elif len(self.fields) == 2:
+            (i, j), (a0, a1) = [_FIELD_INDEX[f] for f in self.fields], appends
+
+            def add(record):
+                a0(record[i])
+                a1(record[j])
+            self.add = add
+        else:
+            pairs = [(a, _FIELD_INDEX[f]) for a, f in zip(appends, self.fields)]
+
+            def add(record):
+                for append, k in pairs:
+                    append(record[k])
+            self.add = add
+        self.rows = self._lists[0].__len__
+        if old is None:
+            return {}
+        if self.whole:
+            return {"#": len(old[0]), **{f: list(map(itemgetter(_FIELD_INDEX[f]), old[0])) for f in self.fields}}
+        return {"#": len(old[0]), **dict(zip(self.fields, old))}
+
+
+def _message_batch(c: dict, name: str, base: int, body: bool, schema: pa.Schema = COMMITLOG_SCHEMA) -> pa.RecordBatch:
+    """One batch from the per-field sequences ``c`` of :meth:`_Kept.take`: one ``pa.array`` per column
+    of ``schema`` (a projection of COMMITLOG_SCHEMA)."""
+    n = c["#"]
     host_text = _HOST_TEXT.get
 
     def properties():
+        props = c["properties"]
         return pa.MapArray.from_arrays(pa.array([0, *accumulate(map(len, props))], pa.int32()),
                                        pa.array([k for p in props for k in p], pa.string()),
                                        pa.array([v for p in props for v in p.values()], pa.string()))
 
     def keys():
-        lists = [[k for k in p["KEYS"].split(" ") if k] if "KEYS" in p else () for p in props]
+        lists = [[k for k in p["KEYS"].split(" ") if k] if "KEYS" in p else () for p in c["properties"]]
         return pa.ListArray.from_arrays(pa.array([0, *accumulate(map(len, lists))], pa.int32()),
                                         pa.array([k for ks in lists for k in ks], pa.string()))
+
+    def plain(field: str, type_: pa.DataType):
+        return lambda: pa.array(c[field], type_)
 
     build = {
         "type": lambda: pa.array(["message"] * n, pa.string()),
         "file": lambda: pa.array([name] * n, pa.string()),
-        "position": lambda: pa.array([phy - base for phy in phys], pa.int64()),
-        "phy_offset": lambda: pa.array(phys, pa.int64()),
-        "total_size": lambda: pa.array(sizes, pa.int32()),
-        "magic_code": lambda: pa.array(magics, pa.int32()),
-        "body_crc": lambda: pa.array(crcs, pa.int32()),
-        "crc_ok": lambda: pa.array([c == (crc32(b) & 0x7FFFFFFF) if b else True for b, c in zip(bodies, crcs)],
-                                   pa.bool_()),
-        "queue_id": lambda: pa.array(qids, pa.int32()),
-        "flag": lambda: pa.array(flags, pa.int32()),
-        "queue_offset": lambda: pa.array(qoffs, pa.int64()),
-        "sys_flag": lambda: pa.array(sys_flags, pa.int32()),
-        "born_timestamp": lambda: pa.array(born_ts, pa.int64()),
-        "born_host": lambda: pa.array([host_text(h) or _host_text(h) for h in borns], pa.string()),
-        "store_timestamp": lambda: pa.array(store_ts, pa.int64()),
-        "store_host": lambda: pa.array([host_text(h) or _host_text(h) for h in stores], pa.string()),
-        "reconsume_times": lambda: pa.array(recons, pa.int32()),
-        "prepared_transaction_offset": lambda: pa.array(preps, pa.int64()),
-        "topic": lambda: pa.array(topics, pa.string()),
+        "position": lambda: pa.array([phy - base for phy in c["phy_offset"]], pa.int64()),
+        "crc_ok": lambda: pa.array([crc == (crc32(b) & 0x7FFFFFFF) if b else True
+                                    for b, crc in zip(c["body"], c["body_crc"])], pa.bool_()),
+        "born_host": lambda: pa.array([host_text(h) or _host_text(h) for h in c["born_host"]], pa.string()),
+        "store_host": lambda: pa.array([host_text(h) or _host_text(h) for h in c["store_host"]], pa.string()),
         "properties": properties,
-        "tags": lambda: pa.array([p.get("TAGS") for p in props], pa.string()),
+        "tags": lambda: pa.array([p.get("TAGS") for p in c["properties"]], pa.string()),
         "keys": keys,
-        "uniq_key": lambda: pa.array([p.get("UNIQ_KEY") for p in props], pa.string()),
-        "body": lambda: pa.array(bodies if body else [None] * n, pa.binary()),
-        "msg_id": lambda: pa.array([_msg_id(h, phy) for h, phy in zip(stores, phys)], pa.string()),
+        "uniq_key": lambda: pa.array([p.get("UNIQ_KEY") for p in c["properties"]], pa.string()),
+        "body": lambda: pa.array(c["body"] if body else [None] * n, pa.binary()),
+        "msg_id": lambda: pa.array([_msg_id(h, phy) for h, phy in zip(c["store_host"], c["phy_offset"])],
+                                   pa.string()),
         "reason": lambda: pa.nulls(n, pa.string()),
     }
-    return pa.RecordBatch.from_arrays([build[f.name]() for f in schema], schema=schema)
+    return pa.RecordBatch.from_arrays([(build.get(f.name) or plain(f.name, f.type))() for f in schema],
+                                      schema=schema)
 
 
 def project(columns: str | None) -> pa.Schema:
@@ -171,20 +225,24 @@ def commitlog_batches(path: str, name: str, name_base: int | None, start: int, e
     (damaged bytes the walk skipped, with the decoder's ``reason``), after the messages.
     ``schema`` (see :func:`project`) limits the columns built.
     """
+    kept = _Kept(_raw_fields(schema))
+    if "body" in kept.fields:  # bodies (kept for the body or crc_ok column) make rows large: moderate batches
+        batch_rows = min(batch_rows, BODY_BATCH_ROWS)
     with open_readonly(path) as buf:
         base = segment_file_base(buf, name_base)
-        pending, others = [], []
+        others = []
+        add, rows = kept.add, kept.rows
         message = MessageRecord
         for item in walk_range(buf, start, end, base):
             if item.__class__ is message:
-                pending.append(item)
-                if len(pending) >= batch_rows:
-                    yield _message_batch(pending, name, base, body, schema)
-                    pending = []
+                add(item)
+                if rows() >= batch_rows:
+                    yield _message_batch(kept.take(), name, base, body, schema)
+                    add, rows = kept.add, kept.rows
             else:
                 others.append(item)
-        if pending:
-            yield _message_batch(pending, name, base, body, schema)
+        if rows():
+            yield _message_batch(kept.take(), name, base, body, schema)
         if others and records == "all":
             yield _other_batch(others, name, base, schema)
 
