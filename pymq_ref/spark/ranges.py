@@ -30,7 +30,7 @@ not: with damage inside the chain, ranges cut differently would disagree. The 8-
 self-location check is what makes a local rule safe: a random position passes it with odd
 about 2^-64 on top of the magic code and the length checks.
 
-Candidates are found with ``find`` on the magic codes (C speed), so a range mostly costs one
+Candidates are found with one regular-expression search for the magic codes (C speed), so a range mostly costs one
 decode per record. When a record fails (damage) or zeros appear where a record should be,
 the walk yields a :class:`Gap` and resynchronises at the next boundary, searching up to the
 end of the *file*. A gap belongs to the range whose chain ran into it (the range of the
@@ -53,6 +53,7 @@ Pure: buffers in, records out. The only I/O helper is :func:`plan_ranges`, which
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from typing import Iterator
 
@@ -62,6 +63,7 @@ from ..errors import FormatError
 from ..formats.message import BlankRecord, MessageRecord, decode_record
 
 _MAGICS = (b"\xda\xa3\x20\xa7", b"\xda\xa3\x20\xab", b"\xcb\xd4\x31\x94")  # v1, v2, blank
+_ANY_MAGIC = re.compile(b"|".join(re.escape(m) for m in _MAGICS))
 #: Default range length: 64 MiB (16 tasks per 1 GiB segment).
 DEFAULT_RANGE_BYTES = 64 * 1024 * 1024
 
@@ -124,9 +126,10 @@ def _skip_zeros(buf, pos: int, limit: int) -> int:
     """The first position >= ``pos`` where a record could start, given that a record's magic code
     (bytes 4..7) is never zero: 7 bytes before the first non-zero byte (numpy, ~GB/s on zero tails)."""
     size = len(buf)
-    at = pos
+    at, step = pos, 1 << 12  # small first: a range cut inside written data finds a non-zero byte at once
     while at < min(size, limit + 8):
-        n = min(_ZERO_CHUNK, size - at)
+        n = min(step, size - at)
+        step = min(step * 4, _ZERO_CHUNK)
         chunk = np.frombuffer(buf, np.uint8, n, at)
         hit = int(np.argmax(chunk != 0)) if chunk.any() else -1
         del chunk  # no view on the mmap may outlive this call
@@ -137,21 +140,21 @@ def _skip_zeros(buf, pos: int, limit: int) -> int:
 
 
 def next_boundary(buf, pos: int, limit: int, base: int) -> int | None:
-    """The first boundary in ``[pos, limit)``, found via the magic codes; None if there is none."""
+    """The first boundary in ``[pos, limit)``, found via the magic codes; None if there is none.
+
+    One regular-expression search for any of the three magic codes finds the nearest candidate and
+    stops there (searching for each magic separately would scan to ``limit`` for the ones that do
+    not occur, e.g. the blank's, at every range start)."""
     if pos == 0:
         return 0
     pos = _skip_zeros(buf, pos, limit)
     stop = min(len(buf), limit + 8)  # a magic code sits 4 bytes into its record
-    hits = {}
+    search = _ANY_MAGIC.search
     while pos < limit:
-        for magic in _MAGICS:
-            at = hits.get(magic)
-            if at is None or (at != -1 and at < pos + 4):
-                at = hits[magic] = buf.find(magic, pos + 4, stop)
-        found = [at for at in hits.values() if at != -1]
-        if not found:
+        hit = search(buf, pos + 4, stop)
+        if hit is None:
             return None
-        candidate = min(found) - 4
+        candidate = hit.start() - 4
         if candidate >= limit:
             return None
         if is_boundary(buf, candidate, base):
