@@ -157,16 +157,16 @@ class ConsumeQueue:
             mf = self._file_for(expect)
             if mf is None:
                 return False
-        if mf.first_create_in_queue and cq_offset != 0 and mf.wrote_position == 0:
-            self.min_logic_offset = expect
-            self.queue.set_flushed_where(expect)
-            self._fill_pre_blank(mf, expect)
+        pos = mf.wrote_position
         if cq_offset != 0:
-            current = mf.wrote_position + mf.file_from_offset
-            if expect < current:
+            if pos == 0 and mf.first_create_in_queue:
+                self.min_logic_offset = expect
+                self.queue.set_flushed_where(expect)
+                self._fill_pre_blank(mf, expect)
+                pos = mf.wrote_position
+            if expect < pos + mf.file_from_offset:
                 return True  # duplicate
             # expect > current is a RocketMQ "[BUG]" log: still appended at the current end
-        pos = mf.wrote_position
         _pack_into(mf.mm, pos, offset, size, tags_code)
         mf.wrote_position = pos + CQ_STORE_UNIT_SIZE
         self.max_physic_offset = offset + size

@@ -38,7 +38,7 @@ from typing import Callable
 from pymq_ref.formats.hashing import java_string_hash
 from pymq_ref.formats.message import MessageRecord, decode_record
 from pymq_ref.formats.msgid import parse_offset_msg_id
-from pymq_ref.formats.properties import decode_properties
+from pymq_ref.formats.properties import DELAY, decode_properties
 from pymq_ref.store import recovery
 from pymq_ref.store.checkpoint import StoreCheckpoint
 from pymq_ref.store.clock import Clock, SystemClock
@@ -121,6 +121,7 @@ def _record_properties(data: bytes) -> dict[str, str]:
         return {}
 
 
+_PUT_OK = PutMessageStatus.PUT_OK
 _LOCKED_DIRS: set[str] = set()
 _LOCKED_DIRS_GUARD = threading.Lock()
 
@@ -466,10 +467,12 @@ class MessageStore:
         if self._state != "running" or self.read_only:
             return PutMessageResult(PutMessageStatus.SERVICE_NOT_AVAILABLE, error=f"the store is {self._state}")
         try:
-            msg = transform_delay_level(msg, self.delay_table)  # delay.md §2 (asyncPutMessage, before encoding)
-            enc = encode_for_append(msg, self.config.max_message_size, msg.properties_string)
-            if msg.properties_string is not None:
-                enc.properties = (decode_properties(msg.properties_string),)
+            if DELAY in msg.properties:  # (transform_delay_level returns any other message as it is)
+                msg = transform_delay_level(msg, self.delay_table)  # delay.md §2 (asyncPutMessage, before encoding)
+            props_string = msg.properties_string
+            enc = encode_for_append(msg, self.config.max_message_size, props_string)
+            if props_string is not None:
+                enc.properties = (decode_properties(props_string),)
         except PropertiesSizeExceededError as e:
             return PutMessageResult(PutMessageStatus.PROPERTIES_SIZE_EXCEEDED, error=str(e))
         except (MessageIllegalError, FormatError, ValueError) as e:
@@ -494,7 +497,7 @@ class MessageStore:
             result = self.commit_log.append(enc)
         except MessageIllegalError as e:
             return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, error=str(e))
-        status = PutMessageStatus.PUT_OK
+        status = _PUT_OK
         if self.config.flush_disk_type is FlushDiskType.SYNC_FLUSH and enc.wait_store_msg_ok:
             end = result.wrote_offset + result.wrote_bytes
             if self.group_commit is not None:
