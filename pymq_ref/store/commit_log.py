@@ -38,7 +38,8 @@ from pymq_ref.formats.message import (BLANK_MAGIC_CODE, END_FILE_MIN_BLANK_LENGT
 from pymq_ref.formats.msgid import offset_msg_id
 from pymq_ref.formats.properties import MAX_PROPERTIES_LENGTH, decode_properties, encode_properties
 from pymq_ref.store.clock import Clock
-from pymq_ref.store.dispatch import DispatchRequest, dispatch_tags_code
+from pymq_ref.store.dispatch import _TAGS_CODES as _TAGS_CODE_MEMO
+from pymq_ref.store.dispatch import SCHEDULE_TOPIC, DispatchRequest, dispatch_tags_code
 from pymq_ref.store.errors import MessageIllegalError, PropertiesSizeExceededError
 from pymq_ref.store.mapped_file import MappedFileQueue
 
@@ -353,8 +354,11 @@ class CommitLog:
                 if single:
                     topic = enc.topic
                     props = enc.properties[0]
-                    reqs = [DispatchRequest(topic, enc.queue_id, phy, n,
-                                            dispatch_tags_code(topic, props, now, self.delay_table), now, queue_offset,
+                    # a memoised TAGS hash is the whole tagsCode off the schedule topic
+                    tags_code = _TAGS_CODE_MEMO.get(props.get("TAGS")) if topic != SCHEDULE_TOPIC else None
+                    if tags_code is None:
+                        tags_code = dispatch_tags_code(topic, props, now, self.delay_table)
+                    reqs = [DispatchRequest(topic, enc.queue_id, phy, n, tags_code, now, queue_offset,
                                             props.get("KEYS"), props.get("UNIQ_KEY"), enc.sys_flag,
                                             enc.prepared_transaction_offset, props)]
                 else:

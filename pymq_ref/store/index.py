@@ -14,6 +14,7 @@ helpers are in :mod:`pymq_ref.formats.index_file`; this module adds the mapped f
 from __future__ import annotations
 
 import os
+import struct
 import threading
 from datetime import timezone, tzinfo
 
@@ -29,6 +30,7 @@ from pymq_ref.store.mapped_file import MappedFile
 _slot_unpack = SLOT.unpack_from
 _slot_pack = SLOT.pack_into
 _entry_pack = ENTRY.pack_into
+_entry2_pack = struct.Struct(">" + ENTRY.format.lstrip(">") * 2).pack_into  # two consecutive entries
 _entry_unpack = ENTRY.unpack_from
 _header_pack = HEADER.pack_into
 _TRAN_ROLLBACK = 0xC
@@ -179,17 +181,37 @@ class IndexFile:
             if diff > INT_MAX:
                 diff = INT_MAX
             entry_at = entries_at + count * INDEX_ENTRY_SIZE
-            for h in key_hashes:
-                slot_at = INDEX_HEADER_SIZE + (h % slot_num) * HASH_SLOT_SIZE
-                (prev,) = _slot_unpack(mm, slot_at)
-                if prev <= 0 or prev > count:
-                    prev = 0
-                    slot_count += 1
-                _entry_pack(mm, entry_at, h, phy_offset, diff, prev)
-                _slot_pack(mm, slot_at, count)
-                count += 1
-                entry_at += INDEX_ENTRY_SIZE
             written = len(key_hashes)
+            if written == 2:  # UNIQ_KEY + one key, the usual record: both entries in one pack
+                h1, h2 = key_hashes
+                slot1 = INDEX_HEADER_SIZE + (h1 % slot_num) * HASH_SLOT_SIZE
+                slot2 = INDEX_HEADER_SIZE + (h2 % slot_num) * HASH_SLOT_SIZE
+                (prev1,) = _slot_unpack(mm, slot1)
+                if prev1 <= 0 or prev1 > count:
+                    prev1 = 0
+                    slot_count += 1
+                if slot2 == slot1:
+                    prev2 = count  # the slot the first entry just took
+                else:
+                    (prev2,) = _slot_unpack(mm, slot2)
+                    if prev2 <= 0 or prev2 > count + 1:
+                        prev2 = 0
+                        slot_count += 1
+                _entry2_pack(mm, entry_at, h1, phy_offset, diff, prev1, h2, phy_offset, diff, prev2)
+                _slot_pack(mm, slot1, count)
+                _slot_pack(mm, slot2, count + 1)
+                count += 2
+            else:
+                for h in key_hashes:
+                    slot_at = INDEX_HEADER_SIZE + (h % slot_num) * HASH_SLOT_SIZE
+                    (prev,) = _slot_unpack(mm, slot_at)
+                    if prev <= 0 or prev > count:
+                        prev = 0
+                        slot_count += 1
+                    _entry_pack(mm, entry_at, h, phy_offset, diff, prev)
+                    _slot_pack(mm, slot_at, count)
+                    count += 1
+                    entry_at += INDEX_ENTRY_SIZE
             if written:
                 self.hash_slot_count = slot_count
                 self.index_count = count
@@ -364,9 +386,12 @@ class IndexService:
         hashes = [] if uniq_key is None else [fast_index_key_hash(prefix + uniq_key)]
         keys = req.keys
         if keys:
-            for key in keys.split(" "):
-                if key:
-                    hashes.append(fast_index_key_hash(prefix + key))
+            if " " not in keys:  # one key (the usual case)
+                hashes.append(fast_index_key_hash(prefix + keys))
+            else:
+                for key in keys.split(" "):
+                    if key:
+                        hashes.append(fast_index_key_hash(prefix + key))
         if hashes:
             ts = req.store_timestamp
             done = f.put_keys(hashes, phy, ts)

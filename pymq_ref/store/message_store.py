@@ -359,12 +359,13 @@ class MessageStore:
 
     def _dispatch_many(self, reqs: list[DispatchRequest]) -> None:
         listener = self.message_arriving_listener
+        dispatchers = self.dispatchers
         for req in reqs:
-            for d in self.dispatchers:
+            for d in dispatchers:
                 d.dispatch(req)
             if listener is not None:
                 listener(req)
-        self.reput_from_offset = reqs[-1].commit_log_offset + reqs[-1].msg_size
+        self.reput_from_offset = req.commit_log_offset + req.msg_size  # the last one
 
     def _on_cq_unit_written(self, store_timestamp: int) -> None:
         if self.checkpoint is not None:
