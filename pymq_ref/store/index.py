@@ -45,8 +45,6 @@ _MEMO_MAX = 100_000
 #: hashCode (mod 2**32) of ``key[:-4]`` and of ``key[:-12]`` of recent keys
 _HEAD_HASHES: dict[str, int] = {}
 _BASE_HASHES: dict[str, int] = {}
-#: hashCode of recent 4-character ASCII tails (hex digits of UNIQ_KEYs, numbered keys)
-_TAIL_HASHES: dict[str, int] = {}
 _POW31_4, _POW31_8 = _POW31[4], _POW31[8]
 _POW31_8_DESC = _POW31_DESC[-8:]
 
@@ -58,26 +56,20 @@ def fast_index_key_hash(key: str) -> int:
     keys are ``topic#key``; consecutive keys share long prefixes (a producer's UNIQ_KEYs differ
     in their last 12 hex digits — time and counter — and, within one millisecond, in the last
     4 only; business keys are often numbered). So the hash of ``key[:-4]`` is memoised (built,
-    on a miss, from a memoised hash of ``key[:-12]`` and 8 more characters), and so is the
-    hash of the last 4 characters (tails repeat too). ASCII tails only (one UTF-16 unit per character); keys of 16
+    on a miss, from a memoised hash of ``key[:-12]`` and 8 more characters), and a put only
+    hashes the last 4 characters. ASCII tails only (one UTF-16 unit per character); keys of 16
     characters or fewer and other tails go to the reference implementation (tests check that
     both agree).
     """
     if len(key) > 16:
         tail = key[-4:]
-        th = _TAIL_HASHES.get(tail)
-        if th is None and tail.isascii():
-            b = tail.encode()
-            th = b[0] * 29791 + b[1] * 961 + b[2] * 31 + b[3]
-            if len(_TAIL_HASHES) >= _MEMO_MAX:
-                _TAIL_HASHES.clear()
-            _TAIL_HASHES[tail] = th
-        if th is not None:
+        if tail.isascii():
             head = key[:-4]
             hh = _HEAD_HASHES.get(head)
             if hh is None:
                 hh = _head_hash(head)
-            h = (hh * _POW31_4 + th) & _MASK32
+            b = tail.encode()
+            h = (hh * _POW31_4 + b[0] * 29791 + b[1] * 961 + b[2] * 31 + b[3]) & _MASK32
             if h & 0x80000000:
                 return 0 if h == 0x80000000 else 0x100000000 - h
             return h
