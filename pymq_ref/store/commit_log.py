@@ -317,7 +317,7 @@ class CommitLog:
         starts = enc.starts
         single = len(starts) == 1
         ts_pos = enc.store_timestamp_pos
-        key = enc.topic + "-" + str(enc.queue_id)
+        key = f"{enc.topic}-{enc.queue_id}"
         with self.put_lock:
             now = self.clock.now_ms()
             files = self.queue.files

@@ -373,17 +373,17 @@ class IndexService:
             return
         if (req.sys_flag & 0xC) == _TRAN_ROLLBACK:
             return
-        prefix = req.topic + "#"  # build_key
+        topic = req.topic
         uniq_key = req.uniq_key
-        hashes = [] if uniq_key is None else [fast_index_key_hash(prefix + uniq_key)]
+        hashes = [] if uniq_key is None else [fast_index_key_hash(f"{topic}#{uniq_key}")]  # build_key
         keys = req.keys
         if keys:
             if " " not in keys:  # one key (the usual case)
-                hashes.append(fast_index_key_hash(prefix + keys))
+                hashes.append(fast_index_key_hash(f"{topic}#{keys}"))
             else:
                 for key in keys.split(" "):
                     if key:
-                        hashes.append(fast_index_key_hash(prefix + key))
+                        hashes.append(fast_index_key_hash(f"{topic}#{key}"))
         if hashes:
             ts = req.store_timestamp
             done = f.put_keys(hashes, phy, ts)
