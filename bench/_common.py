@@ -74,3 +74,18 @@ def report(bench: str, title: str, rows: list[Row], params: dict) -> int:
     (OUT_DIR / f"{bench}.json").write_text(json.dumps(doc, indent=2) + "\n")
     print(f"(written to {(OUT_DIR / f'{bench}.json').relative_to(ROOT)})")
     return 0
+
+
+def plain_put_rate(msgs, store) -> float:
+    """The baseline of the broker-service benchmarks: ``store.put_message`` of ``msgs``, in messages per
+    second; the store is shut down and its directory removed afterwards."""
+    import shutil
+
+    put = store.put_message
+    start = time.perf_counter()
+    for m in msgs:
+        put(m)
+    elapsed = time.perf_counter() - start
+    store.shutdown()
+    shutil.rmtree(store.root)
+    return len(msgs) / elapsed

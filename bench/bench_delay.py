@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import Row, parser, report  # noqa: E402
+from _common import Row, parser, plain_put_rate, report  # noqa: E402
 
 from pymq_ref.broker.schedule import ScheduleMessageService  # noqa: E402
 from pymq_ref.broker.scheduler import ManualScheduler  # noqa: E402
@@ -55,18 +55,6 @@ def open_store(workdir: str, clock) -> MessageStore:
     return MessageStore.open(config, clock)
 
 
-def plain_put_rate(msgs, workdir: str) -> float:
-    store = open_store(workdir, ManualClock(T0))
-    put = store.put_message
-    start = time.perf_counter()
-    for m in msgs:
-        put(m)
-    elapsed = time.perf_counter() - start
-    store.shutdown()
-    shutil.rmtree(store.root)
-    return len(msgs) / elapsed
-
-
 def delivery_rate(msgs, workdir: str) -> float:
     clock = ManualClock(T0)
     store = open_store(workdir, clock)
@@ -94,9 +82,9 @@ def main() -> int:
     plain, delayed = messages(count, False), messages(count, True)
     with tempfile.TemporaryDirectory(prefix="bench-delay-") as workdir:
         # baseline before and after ours, the best kept: a conservative ratio on a shared machine
-        base = max(plain_put_rate(plain, workdir) for _ in range(repeat))
+        base = max(plain_put_rate(plain, open_store(workdir, ManualClock(T0))) for _ in range(repeat))
         ours = max(delivery_rate(delayed, workdir) for _ in range(repeat))
-        base = max(base, plain_put_rate(plain, workdir))
+        base = max(base, plain_put_rate(plain, open_store(workdir, ManualClock(T0))))
     rows = [Row("delay level 1: deliver due messages", ours, base, "m/s", 0.5,
                 "baseline: plain put_message of the same messages without DELAY")]
     return report("delay", f"Delay-level delivery, {count} due messages of 256 B (best of {repeat})", rows,

@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import Row, parser, report  # noqa: E402
+from _common import Row, parser, plain_put_rate, report  # noqa: E402
 
 from pymq_ref.broker.scheduler import ManualScheduler  # noqa: E402
 from pymq_ref.broker.timer import TimerConfig, TimerMessageStore  # noqa: E402
@@ -56,18 +56,6 @@ def open_store(workdir: str, clock) -> MessageStore:
     config = MessageStoreConfig(store_path_root_dir=root, mapped_file_size_commit_log=1 << 30,
                                 max_hash_slot_num=2_000_000, max_index_num=8_000_000)
     return MessageStore.open(config, clock)
-
-
-def plain_put_rate(msgs, workdir: str) -> float:
-    store = open_store(workdir, ManualClock(T0))
-    put = store.put_message
-    start = time.perf_counter()
-    for m in msgs:
-        put(m)
-    elapsed = time.perf_counter() - start
-    store.shutdown()
-    shutil.rmtree(store.root)
-    return len(msgs) / elapsed
 
 
 def timer_rate(msgs, workdir: str) -> tuple[float, float, float]:
@@ -104,9 +92,9 @@ def main() -> int:
     plain, timers = messages(count, False), messages(count, True)
     with tempfile.TemporaryDirectory(prefix="bench-timer-") as workdir:
         # baseline before and after ours, the best kept: a conservative ratio on a shared machine
-        base = max(plain_put_rate(plain, workdir) for _ in range(repeat))
+        base = max(plain_put_rate(plain, open_store(workdir, ManualClock(T0))) for _ in range(repeat))
         ours, enq, deq = max(timer_rate(timers, workdir) for _ in range(repeat))
-        base = max(base, plain_put_rate(plain, workdir))
+        base = max(base, plain_put_rate(plain, open_store(workdir, ManualClock(T0))))
     rows = [Row("timer wheel: enqueue + dequeue", ours, base, "t/s", 0.3,
                 "baseline: plain put_message of the same messages without timer properties"),
             Row("  enqueue only (CQ -> TimerLog + slot)", enq, base, "t/s", None),
