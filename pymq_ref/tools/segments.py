@@ -18,7 +18,8 @@ from typing import Iterator
 from ..errors import FormatError
 from ..formats.message import BlankRecord, MessageRecord, Record, decode_record
 
-SEGMENT_NAME = re.compile(r"^\d{20}$")
+SEGMENT_NAME = re.compile(r"^\d{20}$")  # CommitLog / ConsumeQueue segments: start offset, 20 digits
+INDEX_NAME = re.compile(r"^\d{17}$")  # IndexFiles: creation time, yyyyMMddHHmmssSSS
 
 
 @contextmanager

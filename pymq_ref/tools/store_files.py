@@ -8,7 +8,6 @@ done by :mod:`pymq_ref.formats`; this module only knows the store's directory la
 
 from __future__ import annotations
 
-import re
 from array import array
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,10 +19,9 @@ from ..formats.checkpoint import decode_checkpoint
 from ..formats.consume_queue import CQ_STORE_UNIT_SIZE, decode_cq_unit
 from ..formats.index_file import (DEFAULT_MAX_HASH_SLOT_NUM, DEFAULT_MAX_INDEX_NUM, INDEX_HEADER_SIZE,
                                   decode_index_entry, decode_index_header, entry_position, index_file_size)
-from .segments import EndOfData, Finding, segment_base, walk_segment
+from .segments import INDEX_NAME, EndOfData, Finding, segment_base, walk_segment
 
 KINDS = ("commitlog", "consumequeue", "index", "checkpoint", "config")
-_INDEX_NAME = re.compile(r"^\d{17}$")
 
 
 class UnknownFileKind(ValueError):
@@ -37,7 +35,7 @@ def detect_kind(path: Path) -> str:
         return "checkpoint"
     if name.endswith((".json", ".json.bak")):
         return "config"
-    if parent.name == "index" or _INDEX_NAME.match(name):
+    if parent.name == "index" or INDEX_NAME.match(name):
         return "index"
     if parent.parent.parent.name == "consumequeue":
         return "consumequeue"

@@ -20,9 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import PymqError
-from .segments import SEGMENT_NAME
+from .segments import INDEX_NAME, SEGMENT_NAME
 
-INDEX_NAME = re.compile(r"^\d{17}$")
 #: Entries a 4.9.4 (or 5.x) store root may hold; anything else is reported as unknown.
 KNOWN_ROOT_ENTRIES = {"commitlog", "consumequeue", "consumequeue_ext", "index", "checkpoint", "abort", "lock",
                       "config", "timerwheel", "timerlog"}
