@@ -16,6 +16,7 @@ mode makes on demand). Call order for each: construct → ``start()`` → … �
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 
@@ -76,7 +77,7 @@ class GroupCommitService(_Service):
     whose flush failed) gets FLUSH_DISK_TIMEOUT — a follower when its wait times out, a leader
     when its own flush finishes late or raises (a leader stuck in the kernel cannot return
     before the syscall does; its followers still time out on time). ``rounds`` counts the
-    flush rounds, as the service's ``doCommit`` calls.
+    flush rounds, as the service's ``doCommit`` calls, and ``flush_seconds`` their flush time.
 
     The background thread (``start``) is only the fallback RocketMQ's service also is: it
     flushes within 10 ms after :meth:`wakeup` (puts with ``WAIT=false``) and once more at
@@ -106,10 +107,46 @@ class GroupCommitService(_Service):
         self._last_flush_s = 0.0
         self._wake = threading.Event()
         self.rounds = 0
+        self.flush_seconds = 0.0  # time spent in rounds' flush calls (the GIL's return included)
         self.last_error: BaseException | None = None
+        #: per asyncio loop: the (next_offset, future) of the puts its next round serves
+        self._loop_waiters: dict[asyncio.AbstractEventLoop, list] = {}
 
     def wakeup(self) -> None:
         self._wake.set()
+
+    def flushed_async(self, next_offset: int, timeout_ms: int) -> asyncio.Future:
+        """For puts awaited on an asyncio loop (``async_put_message``): a future that becomes
+        True once ``flushed_where >= next_offset``, False on timeout or a failed flush.
+
+        The first put that needs a flush schedules one round on its loop with ``call_soon``;
+        the round runs after every callback already queued, so the puts of the tasks that were
+        ready to run join it. The round is :meth:`flush_and_wait` on the loop's own thread: one
+        ``fdatasync`` for all of them (it releases the GIL, so the reput thread works
+        meanwhile), then one ``set_result`` per put. Unlike a thread per writer, no put costs a
+        thread wake-up (measured at ~25 µs of CPU each across cores on a 2-vCPU VM, more than
+        the put itself). The loop does block for that one ``fdatasync``, as RocketMQ's netty
+        threads never do; its timeout counts from the round's start, in the same loop turn as
+        the puts.
+        """
+        loop = asyncio.get_running_loop()
+        fut = loop.create_future()
+        waiters = self._loop_waiters.get(loop)
+        if waiters is None:
+            self._loop_waiters[loop] = waiters = []
+            loop.call_soon(self._loop_round, loop, timeout_ms)
+        waiters.append((next_offset, fut))
+        return fut
+
+    def _loop_round(self, loop: asyncio.AbstractEventLoop, timeout_ms: int) -> None:
+        waiters = self._loop_waiters.pop(loop)
+        ok = False
+        try:
+            ok = self.flush_and_wait(max(end for end, _ in waiters), timeout_ms)
+        finally:
+            for _, fut in waiters:
+                if not fut.done():  # a cancelled put keeps its record, it just stopped waiting
+                    fut.set_result(ok)
 
     def flush_and_wait(self, next_offset: int, timeout_ms: int) -> bool:
         """Return once ``flushed_where >= next_offset`` (True), or False on timeout or a failed flush."""
@@ -178,6 +215,7 @@ class GroupCommitService(_Service):
     def _flush_round(self) -> bool:
         """Flush everything appended so far (the caller holds the ``flushing`` flag); False on error."""
         queue = self.commit_log.queue
+        started = time.perf_counter()
         try:
             target = queue.max_wrote_position
             for _ in range(len(queue.files) + 1):  # one flush per file: covers a roll
@@ -187,6 +225,8 @@ class GroupCommitService(_Service):
         except Exception as e:  # RocketMQ logs the error; the waiting puts get FLUSH_DISK_TIMEOUT
             self.last_error = e
             return False
+        finally:
+            self.flush_seconds += time.perf_counter() - started
         self.rounds += 1
         if self.on_flushed is not None and queue.store_timestamp > 0:
             self.on_flushed(queue.store_timestamp)

@@ -465,6 +465,38 @@ class MessageStore:
         dispatched): the broker stores a string that differs from its map (``WAIT`` dropped on
         a plain send, ``WAIT=false`` / ``UNIQ_KEY`` added to op messages after serialising).
         """
+        enc = self._encode_put(msg)
+        if type(enc) is PutMessageResult:
+            return enc
+        return self._append(enc)
+
+    async def async_put_message(self, msg: MessageRecord) -> PutMessageResult:
+        """``asyncPutMessage``: :meth:`put_message` for a caller on an asyncio loop. The append
+        happens at once (no ``await`` before it, so puts keep their call order); under SYNC_FLUSH
+        the coroutine then waits for the group commit without blocking the loop's other tasks
+        (see :meth:`GroupCommitService.flushed_async`)."""
+        enc = self._encode_put(msg)
+        if type(enc) is PutMessageResult:
+            return enc
+        return await self._append_async(enc)
+
+    def put_messages(self, batch: MessageRecord) -> PutMessageResult:
+        """Store a batch: ``batch.body`` is a SEND_BATCH_MESSAGE body, ``batch.properties`` the
+        batch-level properties (incl. CLUSTER); topic/queue/born/store data from ``batch``."""
+        enc = self._encode_batch(batch)
+        if type(enc) is PutMessageResult:
+            return enc
+        return self._append(enc)
+
+    async def async_put_messages(self, batch: MessageRecord) -> PutMessageResult:
+        """``asyncPutMessages``: :meth:`put_messages` for a caller on an asyncio loop."""
+        enc = self._encode_batch(batch)
+        if type(enc) is PutMessageResult:
+            return enc
+        return await self._append_async(enc)
+
+    def _encode_put(self, msg: MessageRecord):
+        """The put's bytes (an ``EncodedPut``), or the PutMessageResult that refuses it."""
         if self._state != "running" or self.read_only:
             return PutMessageResult(PutMessageStatus.SERVICE_NOT_AVAILABLE, error=f"the store is {self._state}")
         try:
@@ -478,42 +510,62 @@ class MessageStore:
             return PutMessageResult(PutMessageStatus.PROPERTIES_SIZE_EXCEEDED, error=str(e))
         except (MessageIllegalError, FormatError, ValueError) as e:
             return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, error=str(e))
-        return self._append(enc)
+        return enc
 
-    def put_messages(self, batch: MessageRecord) -> PutMessageResult:
-        """Store a batch: ``batch.body`` is a SEND_BATCH_MESSAGE body, ``batch.properties`` the
-        batch-level properties (incl. CLUSTER); topic/queue/born/store data from ``batch``."""
+    def _encode_batch(self, batch: MessageRecord):
         if self._state != "running" or self.read_only:
             return PutMessageResult(PutMessageStatus.SERVICE_NOT_AVAILABLE, error=f"the store is {self._state}")
         try:
-            enc = encode_batch_for_append(batch, self.config.max_message_size)
+            return encode_batch_for_append(batch, self.config.max_message_size)
         except PropertiesSizeExceededError as e:
             return PutMessageResult(PutMessageStatus.PROPERTIES_SIZE_EXCEEDED, error=str(e))
         except (MessageIllegalError, FormatError, ValueError) as e:
             return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, error=str(e))
-        return self._append(enc)
 
     def _append(self, enc) -> PutMessageResult:
         try:
             result = self.commit_log.append(enc)
         except MessageIllegalError as e:
             return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, error=str(e))
-        status = _PUT_OK
         if self.config.flush_disk_type is FlushDiskType.SYNC_FLUSH and enc.wait_store_msg_ok:
             end = result.wrote_offset + result.wrote_bytes
             if self.group_commit is not None:
-                if not self.group_commit.flush_and_wait(end, self.config.sync_flush_timeout):
-                    status = PutMessageStatus.FLUSH_DISK_TIMEOUT
+                ok = self.group_commit.flush_and_wait(end, self.config.sync_flush_timeout)
             else:
-                queue = self.commit_log.queue
-                with self._reput_lock:
-                    queue.flush_all()
-                    self._on_commit_log_flushed(queue.store_timestamp)
-                if queue.flushed_where < end:
-                    status = PutMessageStatus.FLUSH_DISK_TIMEOUT
+                ok = self._flush_inline(end)
+            if not ok:
+                return PutMessageResult(PutMessageStatus.FLUSH_DISK_TIMEOUT, result)
         elif self.group_commit is not None:
             self.group_commit.wakeup()
-        return PutMessageResult(status, result)
+        return PutMessageResult(_PUT_OK, result)
+
+    async def _append_async(self, enc) -> PutMessageResult:
+        try:
+            result = self.commit_log.append(enc)
+        except MessageIllegalError as e:
+            return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, error=str(e))
+        if self.config.flush_disk_type is FlushDiskType.SYNC_FLUSH and enc.wait_store_msg_ok:
+            end = result.wrote_offset + result.wrote_bytes
+            gc = self.group_commit
+            if gc is None:
+                ok = self._flush_inline(end)
+            elif self.commit_log.queue.flushed_where >= end:
+                ok = True
+            else:
+                ok = await gc.flushed_async(end, self.config.sync_flush_timeout)
+            if not ok:
+                return PutMessageResult(PutMessageStatus.FLUSH_DISK_TIMEOUT, result)
+        elif self.group_commit is not None:
+            self.group_commit.wakeup()
+        return PutMessageResult(_PUT_OK, result)
+
+    def _flush_inline(self, end: int) -> bool:
+        """SYNC_FLUSH without a group-commit service (``threads=False``): flush now, on this thread."""
+        queue = self.commit_log.queue
+        with self._reput_lock:
+            queue.flush_all()
+            self._on_commit_log_flushed(queue.store_timestamp)
+        return queue.flushed_where >= end
 
     # -- get --------------------------------------------------------------------------------
     def get_message(self, group: str, topic: str, queue_id: int, offset: int, max_msg_nums: int = 32,
