@@ -122,8 +122,14 @@ class ScheduleMessageService:
 
     # -- levels -------------------------------------------------------------------------------
     def parse_delay_level(self) -> None:
-        """``parseDelayLevel``; raises :class:`~pymq_ref.store.delay.DelayLevelFormatError`."""
-        self.delay_level_table = parse_delay_level(self.config.message_delay_level)
+        """``parseDelayLevel``; raises :class:`~pymq_ref.store.delay.DelayLevelFormatError`.
+
+        With the store's own config this is the store's ``delay_table`` (the one the put-time
+        rewrite and dispatch use: one table, as RocketMQ's store asks this service for it)."""
+        if self.config is self.store.config:
+            self.delay_level_table = self.store.delay_table
+        else:
+            self.delay_level_table = parse_delay_level(self.config.message_delay_level)
         self.max_delay_level = max(self.delay_level_table)
 
     def compute_deliver_timestamp(self, level: int, store_timestamp: int) -> int:
