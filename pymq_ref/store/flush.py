@@ -2,8 +2,9 @@
 
 * :class:`GroupCommitService` (SYNC_FLUSH): a put waits until "flushed >= my end"; one
   ``fdatasync`` serves every put appended before it (leader/follower: the first waiting put
-  flushes for all, see the class). A put not served within ``sync_flush_timeout`` ms, or
-  whose flush failed, gets FLUSH_DISK_TIMEOUT.
+  flushes for all, see the class; puts awaited on an asyncio loop share one round per loop
+  turn). A put not served within ``sync_flush_timeout`` ms, or whose flush failed, gets
+  FLUSH_DISK_TIMEOUT.
 * :class:`FlushRealTimeService` (ASYNC_FLUSH): every ``flush_interval_commit_log`` ms flush if
   at least ``flush_commit_log_least_pages`` pages are dirty; a full flush every
   ``flush_commit_log_thorough_interval`` ms; a full flush at shutdown.
@@ -71,6 +72,8 @@ class GroupCommitService(_Service):
       lock (``fdatasync`` releases the GIL), then notifies every waiter once.
     * Otherwise it is a *follower*: it waits on the condition until ``flushed_where >= E``, or
       becomes the next leader when the current round did not cover it.
+    * Puts awaited on an asyncio loop (``async_put_message``) do not block their thread: they
+      share one round per loop turn, see :meth:`flushed_async`.
 
     Same guarantees as RocketMQ: PUT_OK only when ``flushed_where >= E`` after an fsync that
     started after the record was appended; a put that waited longer than ``timeout_ms`` (or
@@ -84,8 +87,8 @@ class GroupCommitService(_Service):
     ``shutdown`` (stragglers), never while a leader is flushing. ``shutdown`` never waits on a
     stuck flush for more than ``shutdown_timeout_s``.
 
-    Call order: construct → ``start()`` → ``flush_and_wait`` / ``wakeup`` (any thread) … →
-    ``shutdown()``.
+    Call order: construct → ``start()`` → ``flush_and_wait`` / ``wakeup`` (any thread),
+    ``flushed_async`` (on a running loop) … → ``shutdown()``.
     """
 
     name = "GroupCommitService"

@@ -6,6 +6,7 @@ Legal call order::
     store.load()                             # map files, recover (normal or abnormal)
     store.start()                            # lock file, abort file, reput catch-up, threads
     store.put_message(...) / get_message(...) / query_message(...) ...   # any order, any thread
+    await store.async_put_message(...)       # the same put, from a task on an asyncio loop
     store.shutdown()                         # flush, checkpoint, delete abort, unlock
 
 ``MessageStore.open(config, clock, ...)`` does ``load()`` + ``start()`` (read-only: ``load()`` only);
