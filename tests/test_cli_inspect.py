@@ -245,5 +245,6 @@ def test_every_store_file_kind_and_the_store_summary(tmp_path):
     assert summary["topics"]["TopicTest"]["queues"]["1"] == {"files": 1, "min_offset": 0, "max_offset": len(expected)}
     assert sum(t["messages"] for t in summary["topics"].values()) == len(records)
     assert summary["index"][0]["entries"] == 15 and summary["abort_file"] is False
+    assert summary["config"] == {"delayOffset.json": {"offsetTable": 2}} and summary["findings"] == []
     text = pymq("inspect", str(tmp_path)).stdout
     assert "queue 1: offsets [0, " in text and "index: 1 file(s)" in text

@@ -8,7 +8,8 @@ and reports layout problems as :class:`Problem` items: unknown files, names that
 offsets, files of the wrong size, segments that are not adjacent.
 
 Only ``os.listdir``/``os.stat``: this module never opens, locks or writes a file. The doctor
-(:mod:`pymq_ref.tools.doctor`) builds on it.
+(:mod:`pymq_ref.tools.doctor`) and the store summary of ``pymq inspect STORE``
+(:mod:`pymq_ref.tools.store_summary`) build on it: one walk of the layout.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ from .segments import INDEX_NAME, SEGMENT_NAME
 #: Entries a 4.9.4 (or 5.x) store root may hold; anything else is reported as unknown.
 KNOWN_ROOT_ENTRIES = {"commitlog", "consumequeue", "consumequeue_ext", "index", "checkpoint", "abort", "lock",
                       "config", "timerwheel", "timerlog"}
+#: A directory holding at least one of these is taken for a store root.
+STORE_MARKERS = ("commitlog", "consumequeue", "checkpoint")
 _CONFIG_NAME = re.compile(r"^[A-Za-z0-9_.-]+\.json(\.bak|\.tmp)?$|^timercheck$|^timermetrics$")
 
 
@@ -81,11 +84,17 @@ class QueueDir:
 
 @dataclass
 class StoreLayout:
-    """What :func:`discover` found. Sizes are the inferred (or given) configured segment sizes."""
+    """What :func:`discover` found. Sizes are the inferred (or given) configured segment sizes.
+
+    ``topics`` are the topic directories under ``consumequeue/`` in name order, also those
+    without queue directories (left behind when a topic's queues were destroyed); ``queues``
+    are in (topic, directory name) order.
+    """
 
     root: Path
     commitlog: list[Segment] = field(default_factory=list)
     commitlog_file_size: int = 0
+    topics: list[str] = field(default_factory=list)
     queues: list[QueueDir] = field(default_factory=list)
     cq_file_size: int = 0
     index_files: list[Segment] = field(default_factory=list)
@@ -120,7 +129,7 @@ def discover(root: str | os.PathLike, *, commitlog_file_size: int | None = None,
         entries = sorted(os.listdir(root))
     except OSError as exc:
         raise StoreUnreadable(f"{root}: cannot list: {exc.strerror}") from None
-    if not any(name in entries for name in ("commitlog", "consumequeue", "checkpoint")):
+    if not any(name in entries for name in STORE_MARKERS):
         raise StoreUnreadable(f"{root}: not a store directory (no commitlog/, consumequeue/ or checkpoint)")
     layout = StoreLayout(root)
     add = layout.problems.append
@@ -149,6 +158,7 @@ def discover(root: str | os.PathLike, *, commitlog_file_size: int | None = None,
                 add(Problem("unknown_file", _rel(root, tdir), None, "expected a topic directory under consumequeue/",
                             "warning"))
                 continue
+            layout.topics.append(topic)
             for qname in sorted(os.listdir(tdir)):
                 qdir = tdir / qname
                 if not (qdir.is_dir() and qname.isdigit()):
