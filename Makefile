@@ -53,14 +53,21 @@ build-book:
 $(HTML)/.pymq-built: $(BOOK_INPUTS)
 	@$(MAKE) build-book
 
+# HTML=<dir> serves another built copy; it is never built or deleted here (`make book`
+# writes only _build/html), so a dir without the .pymq-built stamp is an error.
 serve: setup ## serve the built book on http://127.0.0.1:8000/ (PORT=... to change; builds it if missing)
-	@test -f $(HTML)/.pymq-built || $(MAKE) book
+	@if [ ! -f '$(HTML)/.pymq-built' ]; then \
+	  if [ '$(origin HTML)' = 'command line' ]; then \
+	    echo "make serve: HTML=$(HTML) is not a built book (no .pymq-built in it)" >&2; exit 2; \
+	  fi; \
+	  $(MAKE) book; \
+	fi
 	@echo "Serving $(HTML) at http://127.0.0.1:$(PORT)/  (Ctrl-C to stop)"
-	@$(PY) -m http.server $(PORT) --bind 127.0.0.1 --directory $(HTML)
+	@$(PY) -m http.server $(PORT) --bind 127.0.0.1 --directory '$(HTML)'
 
-lab: setup ## JupyterLab on notebooks/, bound to 127.0.0.1
+lab: setup ## JupyterLab on notebooks/, bound to 127.0.0.1 (LAB_PORT=... to choose the port, LAB_ARGS=... more options)
 	@$(VENV)/bin/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir=notebooks --no-browser \
-	    $(if $(filter 0,$(shell id -u)),--allow-root)
+	    $(if $(LAB_PORT),--ServerApp.port=$(LAB_PORT)) $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS)
 
 notebooks: setup ## re-execute every notebook in place, then strip volatile metadata (keeps outputs)
 	@$(PY) tools/nbtool.py execute
