@@ -9,7 +9,9 @@ MAKEFLAGS += --no-print-directory
 
 VENV   := $(CURDIR)/.venv
 PY     := $(VENV)/bin/python
-HTML   := _build/html
+# jupyter-book always writes the book here; HTML (what `make serve` serves) defaults to it.
+BOOK_HTML := _build/html
+HTML   := $(BOOK_HTML)
 PORT   ?= 8000
 # The venv's tools and its python3 kernelspec come first, whatever else is installed.
 export PATH := $(VENV)/bin:$(PATH)
@@ -37,7 +39,7 @@ setup-browser: ## setup + chromium (for the browser test)
 book: setup ## build the book from scratch, executing every notebook (warnings are errors)
 	@$(MAKE) build-book
 	@echo
-	@echo "Book built: open file://$(CURDIR)/$(HTML)/index.html  (or run: make serve)"
+	@echo "Book built: open file://$(CURDIR)/$(BOOK_HTML)/index.html  (or run: make serve)"
 
 # The build itself, shared by `make book` (always) and `make test` (only if stale).
 .PHONY: build-book
@@ -45,12 +47,12 @@ build-book:
 	@$(PY) tools/check_toc.py
 	@echo "[book] jupyter-book build --all (executes every notebook) ..."
 	@start=$$(date +%s); \
-	  rm -rf $(HTML); \
+	  rm -rf $(BOOK_HTML); \
 	  $(VENV)/bin/jupyter-book build . --all -W --keep-going; \
-	  touch $(HTML)/.pymq-built; \
+	  touch $(BOOK_HTML)/.pymq-built; \
 	  echo "[book] built in $$(( $$(date +%s) - start )) s"
 
-$(HTML)/.pymq-built: $(BOOK_INPUTS)
+$(BOOK_HTML)/.pymq-built: $(BOOK_INPUTS)
 	@$(MAKE) build-book
 
 # HTML=<dir> serves another built copy; it is never built or deleted here (`make book`
@@ -76,7 +78,7 @@ test: setup-browser ## run everything: unit/property tests, nbval, then the rend
 	@start=$$(date +%s); \
 	  $(MAKE) test-unit; \
 	  $(MAKE) test-nbval; \
-	  $(MAKE) $(HTML)/.pymq-built; \
+	  $(MAKE) $(BOOK_HTML)/.pymq-built; \
 	  $(MAKE) test-browser; \
 	  echo "[test] all passed in $$(( $$(date +%s) - start )) s"
 
@@ -93,7 +95,7 @@ test-nbval: ## nbval over every notebook in notebooks/ (policy: README, "Noteboo
 	    --nbval-sanitize-with tests/nbval_sanitize.cfg -q || [ $$? -eq 5 ]
 
 test-browser: ## headless chromium over the built book in _build/html (build it first)
-	@echo "[test] browser test on $(HTML)"
+	@echo "[test] browser test on $(BOOK_HTML)"
 	@$(PY) -m pytest tests/test_book_render.py -q
 
 corpus: setup ## regenerate the golden corpus in corpus/ (deterministic; see corpus/README.md)
