@@ -292,5 +292,205 @@ def test_real_rocketmq_4_9_4_store_is_clean(capsys):
     assert (c["commitlog"]["messages"], c["commitlog"]["blanks"], c["commitlog"]["end_offset"]) == (135, 3, 216023)
     assert c["consumequeue"]["units"] == c["consumequeue"]["units_matched"] == 135
     assert c["index"]["entries"] == c["index"]["keys_matched"] == 288 and c["index"]["duplicate_entries"] == 0
+    assert c["index"]["time_diffs_checked"] == 288 and c["index"]["time_diffs_wrong"] == 0
     truth = [json.loads(line) for line in (FIXTURE_4_9_4.parent / "messages.jsonl").read_text().splitlines()]
     assert sum(1 + len((m["keys"] or "").split()) for m in truth) == 288
+
+
+# -- index entry times (IndexFile.putKey: timeDiff, header begin/end timestamps) --------------------------------
+T_SLOTS, T_ENTRIES = 16, 24
+T0 = 1_700_000_000_000
+
+
+@pytest.fixture(scope="module")
+def base_timed_store(tmp_path_factory) -> Path:
+    """30 records 0.7-2.5 s apart (one 9 s step back of the clock), 3 keys each: 4 index files of 23 entries,
+    so time diffs run to several seconds and a rolled file's entry 1 is measured from the previous file's end."""
+    from pymq_ref.store.clock import ManualClock
+    from pymq_ref.store.message_store import MessageStore
+    from store_helpers import msg, small_config
+
+    root = tmp_path_factory.mktemp("doctor-times") / "store"
+    clock = ManualClock(T0)
+    store = MessageStore.open(small_config(root, max_hash_slot_num=T_SLOTS, max_index_num=T_ENTRIES), clock)
+    try:
+        for i in range(30):
+            clock.advance(-9000 if i == 12 else 700 + 900 * (i % 3))
+            assert store.put_message(msg(i, queue_id=i % 2)).ok
+    finally:
+        store.shutdown()
+    return root
+
+
+@pytest.fixture
+def timed_store(base_timed_store, tmp_path) -> Path:
+    root = tmp_path / "store"
+    shutil.copytree(base_timed_store, root)
+    return root
+
+
+def index_entries(path: Path, slots: int = T_SLOTS) -> list[tuple[int, int, int, int]]:
+    """``(key_hash, phy_offset, time_diff, prev_index)`` of entries 1.. of an index file."""
+    data = path.read_bytes()
+    count = struct.unpack_from(">i", data, 36)[0]
+    return [ENTRY.unpack_from(data, entry_position(n, slots)) for n in range(1, count)]
+
+
+def store_times(root: Path) -> dict[int, int]:
+    """CommitLog offset -> store timestamp of every message."""
+    return {r.phy_offset: r.store_timestamp for seg in sorted((root / "commitlog").iterdir())
+            for r in records(root, seg.name)}
+
+
+def test_time_diffs_of_a_store_spanning_seconds_are_all_checked(timed_store, capsys):
+    code, report = doctor_json(timed_store, capsys)
+    assert code == 0, report["findings"]
+    idx = report["counts"]["index"]
+    assert idx["files"] == 4 and idx["entries"] == idx["keys_matched"] == idx["time_diffs_checked"] == 90
+    assert idx["time_diffs_wrong"] == 0
+    # the store shows the edge cases: several-second diffs, a rolled file's entry 1 measured from the previous
+    # file's end, and a record stored before its file's begin (the clock stepped back) written as 0
+    times = store_times(timed_store)
+    files = sorted((timed_store / "index").iterdir())
+    assert max(diff for f in files for _, _, diff, _ in index_entries(f)) >= 5
+    prev_end = struct.unpack_from(">q", files[2].read_bytes(), 8)[0]
+    _, phy1, diff1, _ = index_entries(files[3])[0]
+    assert diff1 == (times[phy1] - prev_end) // 1000 > 0
+    begins = {f: struct.unpack_from(">q", f.read_bytes(), 0)[0] for f in files}
+    assert any(times[phy] <= begins[f] - 1000 and diff == 0 for f in files for _, phy, diff, _ in index_entries(f)[1:])
+
+
+def test_wrong_time_diff_is_found_at_its_entry(timed_store, capsys):
+    index = sorted((timed_store / "index").iterdir())[1]
+    n = 7
+    at = entry_position(n, T_SLOTS)
+    kh, phy, diff, prev = ENTRY.unpack_from(index.read_bytes(), at)
+    patch(index, at, ENTRY.pack(kh, phy, diff + 3, prev))
+    code, report = doctor_json(timed_store, capsys)
+    assert code == 1 and report["finding_counts"] == {"index_time_diff_mismatch": 1}
+    [f] = report["findings"]
+    assert (f["severity"], f["file"], f["offset"], f["phy_offset"]) == ("error", f"index/{index.name}", at, phy)
+    begin = struct.unpack_from(">q", index.read_bytes(), 0)[0]
+    ts = store_times(timed_store)[phy]
+    assert f"time_diff {diff + 3} at byte {at + 12}: expected (store timestamp {ts} - begin {begin}) / 1000 = " \
+           f"{diff}" in f["reason"] and "+3 s off" in f["reason"]
+    assert report["counts"]["index"]["time_diffs_wrong"] == 1
+
+
+def test_wrong_time_diff_of_a_rolled_files_first_entry(timed_store, capsys):
+    files = sorted((timed_store / "index").iterdir())
+    at = entry_position(1, T_SLOTS)
+    kh, phy, diff, prev = ENTRY.unpack_from(files[3].read_bytes(), at)
+    patch(files[3], at, ENTRY.pack(kh, phy, 0, prev))  # what a check against the file's own begin would expect
+    code, report = doctor_json(timed_store, capsys)
+    assert code == 1
+    [f] = only(report, "index_time_diff_mismatch")
+    assert (f["file"], f["offset"], f["phy_offset"]) == (f"index/{files[3].name}", at, phy)
+    assert f"expected (store timestamp" in f["reason"] and f"= {diff}, begin being the end timestamp of the full " \
+           f"index file before it, index/{files[2].name}" in f["reason"]
+
+
+def test_negative_time_diff_is_found_once(timed_store, capsys):
+    index = sorted((timed_store / "index").iterdir())[0]
+    at = entry_position(4, T_SLOTS)
+    kh, phy, diff, prev = ENTRY.unpack_from(index.read_bytes(), at)
+    patch(index, at, ENTRY.pack(kh, phy, -1, prev))
+    code, report = doctor_json(timed_store, capsys)
+    assert code == 1
+    assert [(f["code"], f["offset"]) for f in report["findings"]] == [
+        ("index_chain_broken", at + 12), ("index_time_diff_mismatch", at)]
+
+
+def test_header_begin_timestamp_wrong(timed_store, capsys):
+    index = sorted((timed_store / "index").iterdir())[2]
+    begin = struct.unpack_from(">q", index.read_bytes(), 0)[0]
+    patch(index, 0, struct.pack(">q", begin + 4000))
+    code, report = doctor_json(timed_store, capsys)
+    assert code == 1 and report["finding_counts"] == {"index_header_mismatch": 1}  # entries still checked vs the truth
+    [f] = report["findings"]
+    _, phy1, _, _ = index_entries(index)[0]
+    assert (f["file"], f["offset"], f["phy_offset"]) == (f"index/{index.name}", 0, phy1)
+    assert f"begin_timestamp {begin + 4000}: expected {begin}, the store timestamp of the record of entry 1" \
+        in f["reason"]
+    assert "+4.000 s off" in f["reason"]
+
+
+def test_header_end_timestamp_wrong(timed_store, capsys):
+    index = sorted((timed_store / "index").iterdir())[1]
+    end = struct.unpack_from(">q", index.read_bytes(), 8)[0]
+    patch(index, 8, struct.pack(">q", end - 2500))
+    code, report = doctor_json(timed_store, capsys)
+    assert code == 1
+    # the next file's entry 1 was measured from the true end (its last entry's record's): no second finding
+    assert [(f["code"], f["file"], f["offset"]) for f in report["findings"]] == [
+        ("index_header_mismatch", f"index/{index.name}", 8)]
+    assert f"end_timestamp {end - 2500}: expected {end}, the store timestamp of the record of the last entry 23" \
+           in report["findings"][0]["reason"]
+
+
+def test_changed_store_timestamp_of_a_files_first_record(timed_store, capsys):
+    """The entries agree with the header, not with the record: the header is kept as the reference
+    (no finding per entry) and the finding says the record may be what changed."""
+    index = sorted((timed_store / "index").iterdir())[0]
+    _, phy1, _, _ = index_entries(index)[0]
+    ts = store_times(timed_store)[phy1]
+    segment = timed_store / "commitlog" / f"{phy1 - phy1 % 4096:020d}"
+    patch(segment, phy1 % 4096 + 56, struct.pack(">q", ts - 3000))  # STORETIMESTAMP (IPv4 born host)
+    code, report = doctor_json(timed_store, capsys)
+    assert code == 1 and report["finding_counts"] == {"index_header_mismatch": 1}
+    [f] = report["findings"]
+    assert (f["file"], f["offset"], f["phy_offset"]) == (f"index/{index.name}", 0, phy1)
+    assert f"begin_timestamp {ts}: expected {ts - 3000}" in f["reason"] and "STORETIMESTAMP may be" in f["reason"]
+
+
+def test_index_file_without_entries(timed_store, capsys):
+    """A file created when the last one was full but never written keeps the previous file's end as begin = end."""
+    files = sorted((timed_store / "index").iterdir())
+    files[3].unlink()  # replace the last file by an empty successor of the full third file
+    end = struct.unpack_from(">q", files[2].read_bytes(), 8)[0]
+    empty = bytearray(files[2].stat().st_size)
+    struct.pack_into(">qq", empty, 0, end, end)
+    (timed_store / "index" / "20991231235959999").write_bytes(bytes(empty))
+    report = run_doctor(timed_store)
+    assert not [p for p in report.findings if p.code.startswith("index_header")]
+    struct.pack_into(">qq", empty, 0, end, end + 1000)
+    (timed_store / "index" / "20991231235959999").write_bytes(bytes(empty))
+    report = run_doctor(timed_store)
+    [f] = [p for p in report.findings if p.code == "index_header_mismatch"]
+    assert (f.file, f.offset) == ("index/20991231235959999", 8)
+    assert f"end_timestamp {end + 1000} of a file without entries: expected {end}, what it was created with (the " \
+           f"end timestamp of the full index file before it, index/{files[2].name})" in f.reason
+
+
+
+def test_first_entry_not_checked_when_retention_may_have_removed_the_file_before(tmp_path, capsys):
+    """After retention (the CommitLog head and the index files ending before it deleted, as
+    IndexService.deleteExpiredFile does), the first remaining file rolled from a file that is gone:
+    its entry 1 was measured from an unknown end timestamp and is left unchecked, not taken for 0."""
+    from pymq_ref.store.clock import ManualClock
+    from pymq_ref.store.message_store import MessageStore
+    from store_helpers import msg, small_config
+
+    root = tmp_path / "store"
+    clock = ManualClock(T0)
+    # 8 records of 3 keys fill an index file of 25 (24 entries); record 8 is too big for the rest of the
+    # first 2 KiB segment: the second index file and the second segment both start with it
+    store = MessageStore.open(small_config(root, mapped_file_size_commit_log=2048, max_hash_slot_num=T_SLOTS,
+                                           max_index_num=25), clock)
+    try:
+        for i in range(12):
+            clock.advance(1500)
+            assert store.put_message(msg(i, size=1000 if i == 8 else 10)).ok
+    finally:
+        store.shutdown()
+    first, second = sorted((root / "index").iterdir())
+    _, phy1, diff1, _ = index_entries(second)[0]
+    assert phy1 == 2048 and diff1 == 1  # 1.5 s after the end of the first file
+    code, report = doctor_json(root, capsys)
+    assert code == 0 and report["counts"]["index"]["time_diffs_checked"] == 36
+    (root / "commitlog" / ("0" * 20)).unlink()
+    first.unlink()
+    code, report = doctor_json(root, capsys)
+    assert code == 0, report["findings"]
+    idx = report["counts"]["index"]
+    assert idx["keys_matched"] == 12 and idx["time_diffs_checked"] == 11

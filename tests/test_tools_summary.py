@@ -46,7 +46,8 @@ def test_summary_lists_exactly_what_discover_found(store, capsys):
     layout = discover(store)
     code, doc = inspect_json(store, capsys)
     assert code == 0 and doc["findings"] == [] and doc["commitlog"]["findings"] == []
-    assert [(f["name"], f["size"]) for f in doc["commitlog"]["files"]] == [(s.path.name, s.size) for s in layout.commitlog]
+    assert [(f["name"], f["size"]) for f in doc["commitlog"]["files"]] == [
+        (s.path.name, s.size) for s in layout.commitlog]
     assert doc["commitlog"]["min_offset"] == layout.commitlog[0].base
     assert {(t, int(q), info["files"]) for t, v in doc["topics"].items() for q, info in v["queues"].items()} == {
         (q.topic, q.queue_id, len(q.segments)) for q in layout.queues}

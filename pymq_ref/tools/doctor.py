@@ -6,14 +6,16 @@ What is checked (``storage.md`` §1, §2, §8–§11), in this order:
    20-digit offsets, segments of the wrong size, gaps between segments.
 2. **ConsumeQueue files**: units are written contiguously from the start (blank fillers only
    first), nothing but zeros after the last unit.
-3. **IndexFiles** (:mod:`pymq_ref.tools.doctor_index`): slots, chains, reachability, headers.
+3. **IndexFiles** (:mod:`pymq_ref.tools.doctor_index`): slots, chains, reachability, headers
+   (phy offsets, and begin/end timestamps = the store timestamps of the first/last entries' records).
 4. **The CommitLog**, every segment, record by record with the one decoder
    (:func:`~pymq_ref.tools.segments.walk_segment`): magic, sizes, body CRC, blank sizes,
    PHYSICALOFFSET = position, stray bytes after the end of written data, segments that end
    without a blank while later ones hold data. Each message is then turned into the dispatch
    request the store would build (:func:`pymq_ref.store.dispatch.dispatch_request_from_record`
    — "derived files are functions of the log") and its ConsumeQueue unit and index entries
-   are looked up: missing or different units and missing index keys are reported.
+   are looked up: missing or different units and missing index keys are reported, and each
+   index entry's timeDiff is compared with what ``IndexFile.putKey`` writes for that record.
 5. **Back-references**: units and index entries that no record claimed are decoded against
    the record they point at (wrong topic/queue/size/tagsCode, not a record, no such key).
 6. **Checkpoint** (not after the newest record) and **config JSON** (parses).
@@ -98,7 +100,8 @@ class DoctorReport:
                  f"{c.get('consumequeue', {}).get('units', 0)} unit(s), "
                  f"{c.get('consumequeue', {}).get('units_matched', 0)} matched",
                  f"  index: {c.get('index', {}).get('files', 0)} file(s), {c.get('index', {}).get('entries', 0)} "
-                 f"entries, {c.get('index', {}).get('keys_matched', 0)} keys matched"]
+                 f"entries, {c.get('index', {}).get('keys_matched', 0)} keys matched, "
+                 f"{c.get('index', {}).get('time_diffs_checked', 0)} time diffs checked"]
         for note in self.notes:
             lines.append("  " + note.text())
         for p in self.findings:
@@ -180,6 +183,9 @@ class Doctor:
                                  "the CommitLog", "note"))
             self._scan_consume_queues()
             self.index.add_files([(seg, self.maps.get(seg.path)) for seg in layout.index_files])
+            if self.index.views:
+                reader = CommitLogReader(layout.commitlog, layout.commitlog_file_size, self.maps)  # (no end yet)
+                self.index.check_header_times(reader.read, layout.commitlog[0].base if layout.commitlog else 0)
             self._scan_commit_log()
             self._check_unclaimed_units()
             self.index.check_unmatched(self._read_record, self.cl_min)
@@ -279,7 +285,8 @@ class Doctor:
                         if req.sys_flag & 0xC in _ELIGIBLE:
                             self._check_unit(queues.get((rec.topic, rec.queue_id)), req, seg.rel)
                         if index.views:
-                            index.match_record(req.commit_log_offset, rec.topic, record_index_keys(rec))
+                            index.match_record(req.commit_log_offset, rec.topic, record_index_keys(rec),
+                                               rec.store_timestamp)
                         if progress is not None and done + expect >= next_report:
                             progress(done + expect, total)
                             next_report += every
