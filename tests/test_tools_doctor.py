@@ -428,6 +428,20 @@ def test_header_end_timestamp_wrong(timed_store, capsys):
            in report["findings"][0]["reason"]
 
 
+def test_header_phy_offsets_wrong(timed_store, capsys):
+    """endPhyOffset drives retention (IndexService.deleteExpiredFile): an error; beginPhyOffset is
+    read by nothing in 4.9.4: a warning."""
+    index = sorted((timed_store / "index").iterdir())[1]
+    begin, end = struct.unpack_from(">qq", index.read_bytes(), 16)
+    patch(index, 16, struct.pack(">qq", begin + 1, end - 1))
+    code, report = doctor_json(timed_store, capsys)
+    assert code == 1
+    assert [(f["severity"], f["code"], f["file"], f["offset"]) for f in report["findings"]] == [
+        ("error", "index_header_mismatch", f"index/{index.name}", 24),
+        ("warning", "index_header_mismatch", f"index/{index.name}", 16)]
+    assert f"endPhyOffset {end - 1}: expected that of entry" in report["findings"][0]["reason"]
+
+
 def test_changed_store_timestamp_of_a_files_first_record(timed_store, capsys):
     """The entries agree with the header, not with the record: the header is kept as the reference
     (no finding per entry) and the finding says the record may be what changed."""

@@ -87,6 +87,17 @@ def test_layout_problems_are_findings(store, capsys):
     assert "  ! ERROR wrong_file_size: consumequeue/T/1/00000000000000000000: ConsumeQueue segment of 220 bytes" in text
 
 
+def test_any_layout_error_or_warning_makes_inspect_exit_1(store, capsys):
+    with open(store / "consumequeue" / "T" / "1" / ("0" * 20), "ab") as f:
+        f.write(bytes(20))
+    code, doc = inspect_json(store, capsys)
+    assert code == 1 and doc["commitlog"]["findings"] == [] and len(doc["findings"]) == 1
+    os.truncate(store / "consumequeue" / "T" / "1" / ("0" * 20), 200)
+    (store / "junk.txt").write_text("x")
+    code, doc = inspect_json(store, capsys)
+    assert code == 1 and [f["severity"] for f in doc["findings"]] == ["warning"]
+
+
 def test_commitlog_segment_of_the_wrong_size(store, capsys):
     last = sorted((store / "commitlog").iterdir())[-1]
     os.truncate(last, 1000)
@@ -101,7 +112,7 @@ def test_commitlog_segment_of_the_wrong_size(store, capsys):
 def test_short_checkpoint_is_reported_not_fatal(store, capsys):
     (store / "checkpoint").write_bytes(bytes(10))
     code, doc = inspect_json(store, capsys)
-    assert code == 0 and "error" in doc["checkpoint"] and "expected" in doc["checkpoint"]["error"]
+    assert code == 1 and "error" in doc["checkpoint"] and "expected" in doc["checkpoint"]["error"]
     assert "checkpoint: ! " in render_summary(doc)
 
 
@@ -159,7 +170,7 @@ def test_summary_is_read_only(store, capsys, monkeypatch):
     try:
         outputs = []
         for fmt in ("text", "json", "html"):
-            assert main(["inspect", str(store), "--format", fmt]) == 0
+            assert main(["inspect", str(store), "--format", fmt]) == 1  # junk.txt: a layout warning
             outputs.append(capsys.readouterr().out)
         after = _snapshot(store)
     finally:

@@ -181,10 +181,16 @@ class IndexCheck:
             self.first_phy = first_phy if self.first_phy is None else self.first_phy
             self.last_phy = last_phy
             h = view.header
-            if h.begin_phy_offset != first_phy or h.end_phy_offset != last_phy:
+            # endPhyOffset decides retention (IndexService.deleteExpiredFile) and the last offset
+            # a query reports: an error; nothing in 4.9.4 reads beginPhyOffset back: a warning
+            if h.end_phy_offset != last_phy:
+                self.report(Problem("index_header_mismatch", seg.rel, 24,
+                                    f"header endPhyOffset {h.end_phy_offset}: expected that of entry "
+                                    f"{view.count - 1}, {last_phy} (retention deletes by it)"))
+            if h.begin_phy_offset != first_phy:
                 self.report(Problem("index_header_mismatch", seg.rel, 16,
-                                    f"header phy offsets [{h.begin_phy_offset}, {h.end_phy_offset}]: expected those of "
-                                    f"entries 1 and {view.count - 1}, [{first_phy}, {last_phy}]", "warning"))
+                                    f"header beginPhyOffset {h.begin_phy_offset}: expected that of entry 1, "
+                                    f"{first_phy}", "warning"))
         return view
 
     def _check_chains(self, view: IndexView, report: Callable[[Problem], None] | None = None) -> None:

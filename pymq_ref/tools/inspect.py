@@ -68,7 +68,10 @@ def _inspect_store(root: Path, options: InspectOptions, out: TextIO) -> int:
         out.write(_page(f"store {root.name}", f"<pre>{html.escape(render_summary(doc))}</pre>"))
     else:
         out.write(json.dumps(doc, ensure_ascii=False, indent=2 if options.format == "json" else None) + "\n")
-    return 1 if doc["commitlog"]["findings"] else 0
+    # the doctor's rule: every finding but a note counts; an undecodable checkpoint too
+    layout = [f for f in doc["findings"] if f.get("severity") != "note"]
+    checkpoint_error = isinstance(doc["checkpoint"], dict) and "error" in doc["checkpoint"]
+    return 1 if doc["commitlog"]["findings"] or layout or checkpoint_error else 0
 
 
 def _inspect_file(path: Path, kind: str, buf, options: InspectOptions, out: TextIO) -> int:
