@@ -166,6 +166,8 @@ class MessageStore:
         self._reput_thread: threading.Thread | None = None
         self._reput_stop = threading.Event()
         self.group_commit: GroupCommitService | None = None
+        # read on every put (an enum member costs ~0.1 µs to look up on Python 3.11)
+        self._sync_flush = c.flush_disk_type is FlushDiskType.SYNC_FLUSH
 
     # -- paths ------------------------------------------------------------------------------
     @property
@@ -528,7 +530,7 @@ class MessageStore:
             result = self.commit_log.append(enc)
         except MessageIllegalError as e:
             return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, error=str(e))
-        if self.config.flush_disk_type is FlushDiskType.SYNC_FLUSH and enc.wait_store_msg_ok:
+        if self._sync_flush and enc.wait_store_msg_ok:
             end = result.wrote_offset + result.wrote_bytes
             if self.group_commit is not None:
                 ok = self.group_commit.flush_and_wait(end, self.config.sync_flush_timeout)
@@ -545,7 +547,7 @@ class MessageStore:
             result = self.commit_log.append(enc)
         except MessageIllegalError as e:
             return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, error=str(e))
-        if self.config.flush_disk_type is FlushDiskType.SYNC_FLUSH and enc.wait_store_msg_ok:
+        if self._sync_flush and enc.wait_store_msg_ok:
             end = result.wrote_offset + result.wrote_bytes
             gc = self.group_commit
             if gc is None:
