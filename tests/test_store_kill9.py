@@ -26,10 +26,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 
 
-def _run_and_kill(root: str, mode: str, start: int, threads: int, kill_after_acks: int, rng) -> list[tuple]:
+def _run_and_kill(root: str, mode: str, start: int, writers: int, kind: str, kill_after_acks: int,
+                  rng) -> list[tuple]:
     env = {**os.environ, "PYTHONPATH": REPO + os.pathsep + os.environ.get("PYTHONPATH", "")}
     proc = subprocess.Popen([sys.executable, os.path.join(HERE, "store_kill_writer.py"), root, mode, str(start),
-                             str(threads)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+                             str(writers), kind], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     acks = []
     try:
         line = proc.stdout.readline()
@@ -78,15 +79,16 @@ def _check_store(root: str, mode: FlushDiskType, acked: list[tuple]) -> None:
         store.shutdown()
 
 
-@pytest.mark.parametrize("mode, threads", [("SYNC_FLUSH", 4), ("ASYNC_FLUSH", 1)])
-def test_kill9_keeps_acknowledged_messages(tmp_path, mode, threads):
-    rng = random.Random(20240917 + threads)
+@pytest.mark.parametrize("mode, writers, kind", [("SYNC_FLUSH", 4, "threads"), ("SYNC_FLUSH", 8, "tasks"),
+                                                 ("ASYNC_FLUSH", 1, "threads")])
+def test_kill9_keeps_acknowledged_messages(tmp_path, mode, writers, kind):
+    rng = random.Random(20240917 + writers)
     root = str(tmp_path / "store")
     all_acked: list[tuple] = []
     budget = time.monotonic() + 25
     trial = 0
     while trial < 20 and time.monotonic() < budget:
-        acked = _run_and_kill(root, mode, 1_000_000 * (trial + 1), threads, rng.randint(1, 400), rng)
+        acked = _run_and_kill(root, mode, 1_000_000 * (trial + 1), writers, kind, rng.randint(1, 400), rng)
         all_acked += acked
         _check_store(root, FlushDiskType[mode], all_acked)
         trial += 1
