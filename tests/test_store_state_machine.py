@@ -1,8 +1,9 @@
 """Hypothesis state machine: an in-memory model against the real store (tiny files, deterministic mode)
-over random puts, pulls, key queries, flushes and clean / unclean restarts."""
+over random puts (blocking or awaited), pulls, key queries, flushes and clean / unclean restarts."""
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 import tempfile
 
@@ -37,15 +38,15 @@ class StoreMachine(RuleBasedStateMachine):
         shutil.rmtree(self.root, ignore_errors=True)
 
     @rule(topic=st.sampled_from(TOPICS), queue_id=st.sampled_from(QUEUES), size=st.integers(0, 300),
-          key=st.sampled_from(KEYS), tag=st.sampled_from(("", "TagA", "TagB")))
-    def put(self, topic, queue_id, size, key, tag):
+          key=st.sampled_from(KEYS), tag=st.sampled_from(("", "TagA", "TagB")), awaited=st.booleans())
+    def put(self, topic, queue_id, size, key, tag, awaited):
         self.counter += 1
         props = {"UNIQ_KEY": f"U{self.counter:06d}", "KEYS": key}
         if tag:
             props["TAGS"] = tag
         m = MessageRecord(topic=topic, body=bytes([self.counter % 256]) * size, queue_id=queue_id, properties=props,
                           born_timestamp=self.counter, born_host=Host("10.0.0.2", 1234))
-        r = self.store.put_message(m)
+        r = asyncio.run(self.store.async_put_message(m)) if awaited else self.store.put_message(m)
         assert r.ok, r
         q = self.model.setdefault((topic, queue_id), [])
         assert r.append_result.logics_offset == len(q)
