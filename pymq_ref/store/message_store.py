@@ -20,7 +20,9 @@ Two ways to run:
   inline, ASYNC_FLUSH flushes only when :meth:`flush` or :meth:`shutdown` is called. With a
   :class:`~pymq_ref.store.clock.ManualClock` every run writes the same bytes.
 * ``threads=True``: like the broker — a reput thread reads the CommitLog back and dispatches, a
-  flush thread (ASYNC) or a group-commit thread (SYNC), and a ConsumeQueue flush thread.
+  flush thread (ASYNC) or a group-commit thread (SYNC), a ConsumeQueue flush thread, and the
+  retention threads (:mod:`pymq_ref.store.retention`; the deterministic mode runs a retention
+  round only when told: ``clean_service.run_once(now_ms)``).
   ``inline_dispatch=True`` keeps dispatch on the put path while flushing in the background.
 
 ``read_only=True`` opens any store directory (ours or a real RocketMQ one) for inspection:
@@ -53,6 +55,7 @@ from pymq_ref.store.errors import (MessageIllegalError, PropertiesSizeExceededEr
                                    StoreLockedError)
 from pymq_ref.store.flush import FlushConsumeQueueService, FlushRealTimeService, GroupCommitService
 from pymq_ref.store.index import IndexService
+from pymq_ref.store.retention import CleanFilesService, RetentionOptions, RunningFlags
 from pymq_ref.store.store_config import FlushDiskType, MessageStoreConfig
 from pymq_ref.errors import FormatError
 
@@ -129,7 +132,8 @@ _LOCKED_DIRS_GUARD = threading.Lock()
 
 class MessageStore:
     def __init__(self, config: MessageStoreConfig | None = None, clock: Clock | None = None, *,
-                 read_only: bool = False, threads: bool = False, inline_dispatch: bool | None = None):
+                 read_only: bool = False, threads: bool = False, inline_dispatch: bool | None = None,
+                 retention: RetentionOptions | None = None):
         self.config = config or MessageStoreConfig()
         self.clock = clock or SystemClock()
         self.read_only = read_only
@@ -168,6 +172,11 @@ class MessageStore:
         self.group_commit: GroupCommitService | None = None
         # read on every put (an enum member costs ~0.1 µs to look up on Python 3.11)
         self._sync_flush = c.flush_disk_type is FlushDiskType.SYNC_FLUSH
+        #: ``RunningFlags`` (DISK_FULL is set by retention); ``_writeable`` caches ``is_writeable()`` for puts
+        self.running_flags = RunningFlags(on_change=self._on_running_flags_changed)
+        self._writeable = True
+        #: retention (``cleanFilesPeriodically`` + the disk check), see :mod:`pymq_ref.store.retention`
+        self.clean_service = CleanFilesService(self, retention)
 
     # -- paths ------------------------------------------------------------------------------
     @property
@@ -310,6 +319,7 @@ class MessageStore:
             self._services.append(FlushConsumeQueueService(self, c.flush_interval_consume_queue,
                                                            c.flush_consume_queue_least_pages,
                                                            c.flush_consume_queue_thorough_interval))
+            self._services.insert(0, self.clean_service)  # first to stop at shutdown
             for s in self._services:
                 s.start()
             if not self.inline_dispatch:
@@ -502,6 +512,8 @@ class MessageStore:
         """The put's bytes (an ``EncodedPut``), or the PutMessageResult that refuses it."""
         if self._state != "running" or self.read_only:
             return PutMessageResult(PutMessageStatus.SERVICE_NOT_AVAILABLE, error=f"the store is {self._state}")
+        if not self._writeable:
+            return self._not_writeable_result()
         try:
             if DELAY in msg.properties:  # (transform_delay_level returns any other message as it is)
                 msg = transform_delay_level(msg, self.delay_table)  # delay.md §2 (asyncPutMessage, before encoding)
@@ -518,6 +530,8 @@ class MessageStore:
     def _encode_batch(self, batch: MessageRecord):
         if self._state != "running" or self.read_only:
             return PutMessageResult(PutMessageStatus.SERVICE_NOT_AVAILABLE, error=f"the store is {self._state}")
+        if not self._writeable:
+            return self._not_writeable_result()
         try:
             return encode_batch_for_append(batch, self.config.max_message_size)
         except PropertiesSizeExceededError as e:
@@ -709,12 +723,29 @@ class MessageStore:
 
     # -- retention --------------------------------------------------------------------------
     def delete_expired_files(self, now_ms: int | None = None, clean_immediately: bool = False) -> int:
-        """One round of ``CleanCommitLogService`` + ``CleanConsumeQueueService`` (time rule only)."""
+        """One forced deletion, without RocketMQ's schedule or disk rules: CommitLog files older
+        than ``file_reserved_time`` hours (every file but the last with ``clean_immediately``; at
+        most 10), then the ConsumeQueue and index files below the new CommitLog min offset
+        (whether or not it moved). Returns the number of CommitLog files deleted. RocketMQ's
+        round — ``deleteWhen``, the disk ratios, the manual countdown — is
+        ``clean_service.run_once(now_ms)``."""
         now = self.clock.now_ms() if now_ms is None else now_ms
-        deleted = self.commit_log.queue.delete_expired_file_by_time(
-            self.config.file_reserved_time * 3_600_000, now, clean_immediately)
-        min_phy = self.commit_log.min_offset
-        for cq in self._all_cqs():
-            cq.delete_expired_file(min_phy)
-        self.index_service.delete_expired_file(min_phy)
+        svc = self.clean_service
+        deleted = svc.clean_commit_log_service.delete_files_by_time(now, clean_immediately)
+        svc.clean_consume_queue_service.delete_expired_files(force=True)
         return deleted
+
+    def execute_delete_files_manually(self) -> None:
+        """``executeDeleteFilesManually``: the next 20 clean rounds delete expired CommitLog
+        files whatever the hour (they still keep unexpired ones unless the disk is above 85 %)."""
+        self.clean_service.execute_delete_files_manually()
+
+    def _on_running_flags_changed(self, flags: RunningFlags) -> None:
+        self._writeable = flags.is_writeable()
+
+    def _not_writeable_result(self) -> PutMessageResult:
+        """``checkStoreStatus`` when ``runningFlags.isWriteable()`` is false (e.g. disk full)."""
+        flags = self.running_flags
+        return PutMessageResult(PutMessageStatus.SERVICE_NOT_AVAILABLE,
+                                error=f"the store is not writeable (running flags {flags.flag_bits:#x}: "
+                                      f"{'|'.join(flags.names())})")
