@@ -250,6 +250,8 @@ class Probe:
             return self.physic
         if path.endswith("consumequeue"):
             return self.logics
+        if path.endswith("index"):  # only the send path's diskUtil() looks at it
+            return self.logics
         raise AssertionError(f"unexpected probe path {path}")
 
 
@@ -640,3 +642,68 @@ def test_shutdown_interrupts_a_round_waiting_between_deletions(tmp_path):
     assert time.monotonic() - started < 5  # far below the 10-minute pause
     assert not [t for t in threading.enumerate() if t.name in ("CleanFilesService", "DiskCheckService")]
     assert len(os.listdir(store.config.store_path_commit_log_dir)) == 3
+
+
+# -- readers racing a deletion (threaded mode: a round may delete a file a reader just looked up) --
+
+def test_readers_treat_a_file_deleted_under_them_as_gone(tmp_path):
+    """The state a reader sees when retention closes a file between its lookup and its read: the
+    CommitLog read answers None and the ConsumeQueue walk stops, as a Java reader gets null."""
+    from store_helpers import msg, open_store
+
+    store = open_store(tmp_path, mapped_file_size_commit_log=1024, mapped_file_size_consume_queue=100)
+    for i in range(30):
+        assert store.put_message(msg(i, size=60)).ok
+    cl_queue = store.commit_log.queue
+    assert len(cl_queue.files) > 2
+    first = cl_queue.files[0]
+    cq = store.find_consume_queue("T", 0, create=False)
+    units = cq.iter_units_from(0)
+    assert next(units)[0] == 0
+    cq_first = cq.queue.files[0]
+    first.destroy()  # closed and unlinked, still in the list: the lookup returned it before the pop
+    cq_first.destroy()
+    assert cl_queue.read(first.file_from_offset, 8) is None
+    assert list(units) == []
+    assert cq.get_unit(0) is None
+    assert store.commit_log.get_data(cl_queue.files[1].file_from_offset, 8) is not None  # the others still read
+    cl_queue.files.pop(0)
+    cq.queue.files.pop(0)
+    store.shutdown()
+
+
+# -- what a full disk means beyond retention ------------------------------------------------------
+
+def test_full_disk_keeps_the_abort_file_at_shutdown(tmp_path):
+    """``shutdown`` deletes ``abort`` only when the store is writeable (4.9.4): the next start
+    recovers abnormally."""
+    probe = Probe(physic=0.92)
+    store = open_store(tmp_path, probe)
+    fill(store, 2)
+    store.clean_service.run_once(NOON)
+    assert not store.running_flags.is_writeable()
+    store.shutdown()
+    assert os.path.exists(os.path.join(str(tmp_path), "abort"))
+    reopened = MessageStore.open(small_config(tmp_path, mapped_file_size_consume_queue=200), ManualClock(NOON))
+    assert reopened.last_exit_ok is False
+    reopened.shutdown()
+    assert not os.path.exists(os.path.join(str(tmp_path), "abort"))
+
+
+def test_a_send_refused_for_a_full_disk_says_so_as_4_9_4_does(tmp_path):
+    from broker_helpers import make_broker
+    from pymq_ref.broker.response import ServiceNotAvailableError
+
+    probe = Probe(physic=0.50, logics=0.40)
+    with make_broker(tmp_path, store_retention=RetentionOptions(disk_usage_probe=probe, time_zone=TZ)) as b:
+        assert b.send_message(topic="T", body=b"x").send_status.name == "SEND_OK"
+        probe.physic = 0.92
+        b.store.clean_service.run_once(b.store.clock.now_ms())
+        with pytest.raises(ServiceNotAvailableError) as e:
+            b.send_message(topic="T", body=b"y")
+        assert ("service not available now. It may be caused by one of the following reasons: the broker's disk "
+                "is full [CL:  0.92 CQ:  0.40 INDEX:  0.40], messages are put to the slave, message store has been "
+                "shut down, etc.") in str(e.value)
+        probe.physic = 0.50
+        b.store.clean_service.run_once(b.store.clock.now_ms())
+        assert b.send_message(topic="T", body=b"z").send_status.name == "SEND_OK"

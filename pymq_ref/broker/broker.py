@@ -43,6 +43,7 @@ import random
 from typing import Callable
 
 from pymq_ref.store.message_store import MessageStore
+from pymq_ref.store.retention import RetentionOptions
 from pymq_ref.store.store_config import BrokerRole, MessageStoreConfig
 
 from .config import BrokerConfig
@@ -81,7 +82,8 @@ class Broker:
     def __init__(self, store_dir: str, config: BrokerConfig | None = None, scheduler: Scheduler | None = None, *,
                  store_config: MessageStoreConfig | None = None,
                  check_transaction_state: TransactionChecker | None = None, store_threads: bool = False,
-                 schedule_service: bool = True, timer_config: TimerConfig | None = None):
+                 schedule_service: bool = True, timer_config: TimerConfig | None = None,
+                 store_retention: RetentionOptions | None = None):
         self.store_dir = os.fspath(store_dir)
         self.config = config or BrokerConfig()
         self.scheduler = scheduler or ManualScheduler()
@@ -93,6 +95,7 @@ class Broker:
                              f"is not store_dir {self.store_dir!r}")
         self.store_config = store_config
         self.store_threads = store_threads
+        self.store_retention = store_retention  # the store's disk probe, time zone, ratios (retention.py)
         self.check_transaction_state = check_transaction_state
         self.transaction_checkers: dict[str, TransactionChecker] = {}
         self.use_schedule_service = schedule_service and ScheduleMessageService is not None
@@ -113,7 +116,8 @@ class Broker:
         self.topics.load()
         self.offsets.load()
         self.subscriptions.load()
-        self.store = MessageStore.open(self.store_config, self.clock, threads=self.store_threads)
+        self.store = MessageStore.open(self.store_config, self.clock, threads=self.store_threads,
+                                       retention=self.store_retention)
         self.putter = StorePutter(self.store)
         if self.store_config.timer_wheel_enable:
             timer_config = dataclasses.replace(self.timer_config or TimerConfig(), timer_wheel_enable=True)
@@ -124,7 +128,8 @@ class Broker:
         self.transactions = TransactionalMessageService(c, self.clock, self.store, self.putter, self.topics,
                                                         self.offsets, self._send_check)
         self.sender = SendMessageProcessor(c, self.clock, self.topics, self.subscriptions, self.putter.put,
-                                           self.putter.put_batch, self.transactions.prepare_message, self.rng)
+                                           self.putter.put_batch, self.transactions.prepare_message, self.rng,
+                                           self.store.disk_util)
         self.send_back = ConsumerSendMsgBackProcessor(c, self.clock, self.store, self.putter, self.topics,
                                                       self.subscriptions, self.sender)
         self.subscription_table = SubscriptionTable()

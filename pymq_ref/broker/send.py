@@ -68,11 +68,20 @@ _SEND_STATUS = {ResponseCode.SUCCESS: SendStatus.SEND_OK, ResponseCode.FLUSH_DIS
                 ResponseCode.SLAVE_NOT_AVAILABLE: SendStatus.SLAVE_NOT_AVAILABLE}
 
 
-def raise_for_put(result) -> ResponseCode:
-    """The response code of a put; raises the matching :class:`BrokerError` for a failed one."""
+#: 4.9.4's full SERVICE_NOT_AVAILABLE remark of a send; ``{}`` is ``diskUtil()``
+SERVICE_NOT_AVAILABLE_REMARK = ("service not available now. It may be caused by one of the following reasons: "
+                                "the broker's disk is full [{}], messages are put to the slave, message store has "
+                                "been shut down, etc.")
+
+
+def raise_for_put(result, disk_util: Callable[[], str] | None = None) -> ResponseCode:
+    """The response code of a put; raises the matching :class:`BrokerError` for a failed one.
+    ``disk_util`` (the store's) fills SERVICE_NOT_AVAILABLE's remark as the send path words it."""
     code, remark = PUT_STATUS_RESPONSE.get(result.status, (ResponseCode.SYSTEM_ERROR, "UNKNOWN_ERROR DEFAULT"))
     if code in _SEND_STATUS:
         return code
+    if code is ResponseCode.SERVICE_NOT_AVAILABLE and disk_util is not None:
+        remark = SERVICE_NOT_AVAILABLE_REMARK.format(disk_util())
     detail = f"{remark} ({result.error})" if result.error else remark
     if code is ResponseCode.MESSAGE_ILLEGAL:
         raise MessageIllegalResponseError(detail)
@@ -139,7 +148,7 @@ class SendMessageProcessor:
     def __init__(self, config: BrokerConfig, clock: Clock, topics: TopicConfigManager,
                  subscriptions: SubscriptionGroupManager, put_message: Callable[[MessageRecord], Put],
                  put_messages: Callable[[MessageRecord], Put], prepare_message: Callable[[MessageRecord], Put],
-                 rng: random.Random):
+                 rng: random.Random, disk_util: Callable[[], str] | None = None):
         self.config = config
         self.clock = clock
         self.topics = topics
@@ -148,6 +157,7 @@ class SendMessageProcessor:
         self.put_messages = put_messages
         self.prepare_message = prepare_message
         self.rng = rng
+        self.disk_util = disk_util  # the store's, for the SERVICE_NOT_AVAILABLE remark
 
     def random_queue_id(self, n: int) -> int:
         """``ThreadLocalRandom.current().nextInt(99999999) % n`` (seeded here)."""
@@ -225,7 +235,7 @@ class SendMessageProcessor:
             return self.send_batch(req)
         record, queue_id, half = self.build_message(req)
         put = self.prepare_message(record) if half else self.put_message(record)
-        code = raise_for_put(put.result)
+        code = raise_for_put(put.result, self.disk_util)
         ar = put.append_result
         return SendResult(_SEND_STATUS[code], code, record.properties.get(UNIQ_KEY), ar.msg_id, queue_id,
                           ar.logics_offset, self.config.region_id, self.config.trace_on,
@@ -251,7 +261,7 @@ class SendMessageProcessor:
         except Exception as e:  # a malformed batch body
             raise MessageIllegalResponseError(f"the batch body is malformed: {e}") from None
         put = self.put_messages(batch)
-        code = raise_for_put(put.result)
+        code = raise_for_put(put.result, self.disk_util)
         ar = put.append_result
         msg_id = ",".join(u for u in uniq if u) or None
         return SendResult(_SEND_STATUS[code], code, msg_id, ar.msg_id, queue_id, ar.logics_offset,

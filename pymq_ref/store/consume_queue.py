@@ -197,7 +197,12 @@ class ConsumeQueue:
         pos = byte_offset - mf.file_from_offset
         if pos + CQ_STORE_UNIT_SIZE > mf.read_position:
             return None
-        return decode_cq_unit(mf.mm, pos, base=mf.file_from_offset, with_spans=with_spans)
+        try:
+            return decode_cq_unit(mf.mm, pos, base=mf.file_from_offset, with_spans=with_spans)
+        except ValueError:  # "mmap closed": retention deleted the file after the lookup
+            if mf.closed:
+                return None
+            raise
 
     def iter_units_from(self, index: int) -> Iterator[tuple[int, int, int, int]]:
         """Yield ``(logical_offset, phy_offset, size, tags_code)`` from ``index`` to the end of
@@ -212,7 +217,12 @@ class ConsumeQueue:
         end = mf.read_position
         pos = byte_offset - mf.file_from_offset
         while pos + CQ_STORE_UNIT_SIZE <= end:
-            phy, size, tags = _unpack_from(mm, pos)
+            try:
+                phy, size, tags = _unpack_from(mm, pos)
+            except ValueError:  # "mmap closed": retention deleted the file meanwhile; the rest is gone
+                if mf.closed:
+                    return
+                raise
             yield (mf.file_from_offset + pos) // CQ_STORE_UNIT_SIZE, phy, size, tags
             pos += CQ_STORE_UNIT_SIZE
 

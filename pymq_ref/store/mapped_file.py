@@ -362,7 +362,12 @@ class MappedFileQueue:
         pos = offset - mf.file_from_offset
         if pos + size > mf.read_position:
             return None
-        return mf.read(pos, size)
+        try:
+            return mf.read(pos, size)
+        except (StoreClosedError, ValueError):  # ValueError: "mmap closed or invalid"
+            if mf.closed:  # retention deleted the file after the lookup: gone, as a Java reader gets null
+                return None
+            raise
 
     # -- flushing ---------------------------------------------------------------------------
     def flush(self, least_pages: int = 0) -> bool:

@@ -55,7 +55,7 @@ from pymq_ref.store.errors import (MessageIllegalError, PropertiesSizeExceededEr
                                    StoreLockedError)
 from pymq_ref.store.flush import FlushConsumeQueueService, FlushRealTimeService, GroupCommitService
 from pymq_ref.store.index import IndexService
-from pymq_ref.store.retention import CleanFilesService, RetentionOptions, RunningFlags
+from pymq_ref.store.retention import CleanFilesService, RetentionOptions, RunningFlags, disk_util
 from pymq_ref.store.store_config import FlushDiskType, MessageStoreConfig
 from pymq_ref.errors import FormatError
 
@@ -343,7 +343,8 @@ class MessageStore:
         if running:
             self.do_reput()
             self.flush()
-            if self.dispatch_behind_bytes() == 0:
+            # RocketMQ keeps the abort file (next start recovers abnormally) when not writeable
+            if self.running_flags.is_writeable() and self.dispatch_behind_bytes() == 0:
                 try:
                     os.remove(self.abort_path)
                 except FileNotFoundError:
@@ -734,6 +735,13 @@ class MessageStore:
         deleted = svc.clean_commit_log_service.delete_files_by_time(now, clean_immediately)
         svc.clean_consume_queue_service.delete_expired_files(force=True)
         return deleted
+
+    def disk_util(self) -> str:
+        """``SendMessageProcessor.diskUtil``: the used ratios of the CommitLog, ConsumeQueue and
+        index partitions (-1: unreadable), as the broker's SERVICE_NOT_AVAILABLE remark shows them."""
+        probe = self.clean_service.options.disk_usage_probe
+        return disk_util(probe(self.config.store_path_commit_log_dir), probe(self.consume_queue_dir),
+                         probe(os.path.join(self.root, "index")))
 
     def execute_delete_files_manually(self) -> None:
         """``executeDeleteFilesManually``: the next 20 clean rounds delete expired CommitLog
