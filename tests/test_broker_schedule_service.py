@@ -39,6 +39,25 @@ def delivered(store, topic="T", queue_id=0):
         off = res.next_begin_offset
 
 
+def test_a_consume_queue_file_boundary_costs_one_more_poll(tmp_path):
+    """4.9.4's ``DeliverDelayedMessageTimerTask`` reads one ConsumeQueue file's tail per run and
+    then always waits DELAY_FOR_A_WHILE (100 ms): a due message in the next file goes out one
+    poll later than its neighbour (files of 10 units here)."""
+    clock, store, sched, svc = setup(tmp_path)
+    svc.start()
+    due = {}
+    for i, gap in enumerate([0] * 9 + [1, 0]):  # units 0-9 fill the first file, unit 10 opens the next
+        sched.advance(gap)
+        due[f"U{i:08d}"] = store.put_message(msg(i, DELAY="1")).append_result.store_timestamp + 1000
+    sched.advance(12_000)
+    late = {r.uniq_key: r.store_timestamp - due[r.uniq_key] for r in delivered(store)}
+    assert [late[f"U{i:08d}"] for i in range(9)] == [0] * 9  # due at 1000: delivered at the 1000 poll
+    assert late["U00000009"] == 99  # due at 1001, found not due at 1000: the next poll, 1100
+    assert late["U00000010"] == 199  # due at 1001 too, but in the next file: the poll after, 1200
+    svc.shutdown()
+    store.shutdown()
+
+
 def test_vector6_parked_then_delivered(tmp_path):
     clock, store, sched, svc = setup(tmp_path, levels="1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h")
     clock.set(1_700_000_000_123)
@@ -69,8 +88,9 @@ def test_vector6_parked_then_delivered(tmp_path):
 @given(st.lists(st.tuples(st.integers(0, 3000), st.integers(1, 4)), min_size=1, max_size=25))
 def test_delivery_timing_and_fifo(tmp_path_factory, puts):
     """Every message arrives once, no earlier than store time + delay(level) and at most one poll
-    (100 ms) later; within a level in put order. Level 4 (> max 3) is clamped to 3."""
-    clock, store, sched, svc = setup(tmp_path_factory.mktemp("s"))
+    (100 ms) later; within a level in put order. Level 4 (> max 3) is clamped to 3. (ConsumeQueue
+    files of 64 units: no file boundary, which costs one more poll — see the next test.)"""
+    clock, store, sched, svc = setup(tmp_path_factory.mktemp("s"), mapped_file_size_consume_queue=64 * 20)
     svc.start()
     expect = {}
     for i, (gap, level) in enumerate(puts):
