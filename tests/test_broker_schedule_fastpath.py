@@ -43,10 +43,11 @@ def test_rebuild_matches_a_java_hashmap(keys, junk, added, drop, shuffle):
     raw = "\x02".join(entries + junk)
     props = decode_properties(raw)
     added_values = [f"n{i}" for i in range(len(added))]
-    text, memory = rebuild_properties(props, raw, tuple(added), added_values, tuple(drop))
+    text, memory, text_map = rebuild_properties(props, raw, tuple(added), added_values, tuple(drop))
     m = _hashmap(props, list(zip(added, added_values)))
     assert text == "\x02".join(f"{k}\x01{v}" for k, v in m.items())
     assert list(memory.items()) == [(k, v) for k, v in m.items() if k not in drop]
+    assert list(text_map.items()) == list(decode_properties(text).items())  # what the store dispatches from
     if not shuffle and not junk and not added:
         assert text is raw  # nothing to rebuild
 
@@ -58,7 +59,8 @@ def _parked(store, rec):
 
 def test_reader_agrees_with_message_timeup_of_a_decoded_record(tmp_path):
     """The fast reader (plain v1 IPv4 records) and its fallback (IPv6 hosts) give what
-    ``message_timeup(store.look_message_by_offset(phy, size))`` gives; bad offsets/sizes -> None."""
+    ``message_timeup(store.look_message_by_offset(phy, size))`` gives, with the map of its text;
+    bad offsets/sizes -> None."""
     clock = ManualClock(1_700_000_000_123)
     store = open_store(tmp_path, clock, message_delay_level="1s 5s")
     svc = ScheduleMessageService(store, ManualScheduler(clock))
@@ -68,8 +70,9 @@ def test_reader_agrees_with_message_timeup_of_a_decoded_record(tmp_path):
     for rec in records:
         phy, size = _parked(store, rec)
         expected = message_timeup(store.look_message_by_offset(phy, size))
-        got = restore(phy, size)
+        got, text_map = restore(phy, size)
         assert got == expected and got.properties_string == expected.properties_string
+        assert list(text_map.items()) == list(decode_properties(got.properties_string).items())
         assert list(got.properties.items()) == list(expected.properties.items())
         assert "DELAY" not in got.properties and got.properties["WAIT"] == "false"
         assert restore(phy, size - 1) is None  # TOTALSIZE disagrees with the unit: decode_record refuses

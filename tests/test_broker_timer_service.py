@@ -288,6 +288,9 @@ def test_convert_matches_a_java_hashmap_built_by_hand(keys, junk, roll, enqueue_
     expected["WAIT"] = "false"
     assert list(out.properties.items()) == list(expected.items())
     assert (out.topic, out.queue_id) == ((TIMER_TOPIC, 0) if roll else ("T", 3))
+    from pymq_ref.broker.timer.convert import convert_with_map
+    same, text_map = convert_with_map(stored, enqueue_time, roll, 1_700_000_009_000)
+    assert same == out and list(text_map.items()) == list(decode_properties(out.properties_string).items())
 
 
 def test_enqueue_reader_agrees_with_decode_record(tmp_path):

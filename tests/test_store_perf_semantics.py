@@ -251,3 +251,32 @@ def test_wait_false_put_is_flushed_by_the_fallback_thread(tmp_path):
     assert queue.flushed_where >= end
     store.shutdown()
 
+
+
+# -- put_message(stored_properties=...) ------------------------------------------------------------
+
+def test_stored_properties_dispatch_exactly_as_the_parsed_text(tmp_path):
+    """A caller's map of the text (the delay delivery passes it) changes nothing the dispatchers
+    see: same bytes, same ConsumeQueue units, same index keys, same map for the arrival listener.
+    A message the store re-parks (DELAY in its map) gets a new text: the caller's map is ignored."""
+    from pymq_ref.formats.properties import decode_properties
+
+    text = "REAL_TOPIC\x01T\x02KEYS\x01k1 k2\x02UNIQ_KEY\x01U1\x02DELAY\x011\x02TAGS\x01a\x02REAL_QID\x010"
+    memory = {**decode_properties(text), "WAIT": "false"}
+    memory.pop("DELAY")
+    delivered = msg(1).replace(properties=memory, properties_string=text)
+    reparked = msg(2).replace(properties={**memory, "DELAY": "2"}, properties_string=text)
+    seen = {}
+    for name, kw in (("parsed", {}), ("given", {"stored_properties": decode_properties(text)})):
+        store = open_store(tmp_path / name)
+        store.message_arriving_listener = lambda req, name=name: seen.setdefault(name, []).append(dict(req.properties))
+        assert store.put_message(delivered, **kw).ok
+        assert store.put_message(reparked, **kw).ok
+        seen[name + " bytes"] = store.commit_log.get_data(0, store.commit_log.max_offset)
+        seen[name + " units"] = [store.find_consume_queue(t, q).get_unit(0) for t, q in (("T", 0), ("SCHEDULE_TOPIC_XXXX", 1))]
+        seen[name + " keys"] = [len(store.query_message("T", k, 10, 0, 2**62).messages) for k in ("k1", "k2", "U1")]
+        store.shutdown()
+    assert seen["parsed bytes"] == seen["given bytes"] and seen["parsed units"] == seen["given units"]
+    assert seen["parsed keys"] == seen["given keys"] == [1, 1, 1]
+    assert seen["parsed"] == seen["given"] and seen["given"][0] == decode_properties(text)
+    assert seen["given"][1]["DELAY"] == "2"  # the re-parked record's own text, not the caller's map

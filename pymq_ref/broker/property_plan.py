@@ -35,7 +35,7 @@ def _getter(indexes: tuple):
 class PropertyPlan:
     """For one (stored keys, added keys, dropped keys) combination: where each output entry comes from."""
 
-    __slots__ = ("identity", "text_parts", "memory_keys", "memory_values", "drop")
+    __slots__ = ("identity", "text_parts", "text_keys", "memory_keys", "memory_values", "drop")
 
     def __init__(self, stored: tuple[str, ...], added: tuple[str, ...], drop: tuple[str, ...]):
         position = {k: i for i, k in enumerate(stored)}
@@ -45,8 +45,10 @@ class PropertyPlan:
             position[k] = n + j
         #: nothing added and the stored order is already the HashMap order: the text is the stored text
         self.identity = not added and tuple(order) == stored
-        #: picks the output segments from ``stored segments + added segments``
+        #: picks the output segments from ``stored segments + added segments`` (and, applied to
+        #: ``stored values + added values``, the values of the text's map)
         self.text_parts = _getter(tuple(position[k] for k in order))
+        self.text_keys = tuple(order)
         keep = [k for k in order if k not in drop]
         self.memory_keys = tuple(keep)
         #: picks the in-memory values from ``stored values + added values``
@@ -70,10 +72,12 @@ def property_plan(stored: tuple[str, ...], added: tuple[str, ...], drop: tuple[s
 
 def rebuild_properties(props: dict[str, str], raw: str | None, added_keys: tuple[str, ...] = (),
                        added_values: list[str] | tuple[str, ...] = (),
-                       drop: tuple[str, ...] = ()) -> tuple[str, dict[str, str]]:
-    """``(text, memory)`` for a ``HashMap`` filled with ``props`` (a decoded record's map, in stored
-    order) and then ``added_keys``/``added_values`` put in order: ``text`` is the map serialised,
-    ``memory`` the map in iteration order without ``drop``.
+                       drop: tuple[str, ...] = ()) -> tuple[str, dict[str, str], dict[str, str]]:
+    """``(text, memory, text_map)`` for a ``HashMap`` filled with ``props`` (a decoded record's map,
+    in stored order) and then ``added_keys``/``added_values`` put in order: ``text`` is the map
+    serialised, ``memory`` the map in iteration order without ``drop``, ``text_map`` the whole map
+    (what decoding ``text`` gives; the store dispatches from it, so a caller passing it on saves
+    that parse — ``props`` itself when the text is the stored text; do not mutate it).
 
     ``raw``, when set, must be the text ``props`` was decoded from (a decoded record's
     ``properties_string``); its segments are reused when there is exactly one per entry (no
@@ -86,12 +90,13 @@ def rebuild_properties(props: dict[str, str], raw: str | None, added_keys: tuple
         memory = props.copy()
         for k in drop:
             memory.pop(k, None)
-        return text, memory
+        return text, memory, props
     segments = raw.split("\x02") if raw else []
     if len(segments) != len(props):  # not one segment per entry (duplicates, empty entries, no text)
         segments = [f"{k}\x01{v}" for k, v in props.items()]
     if added_keys:
         segments += [f"{k}\x01{v}" for k, v in zip(added_keys, added_values)]
     text = "\x02".join(plan.text_parts(segments))
-    memory = dict(zip(plan.memory_keys, plan.memory_values([*props.values(), *added_values])))
-    return text, memory
+    values = [*props.values(), *added_values]
+    memory = dict(zip(plan.memory_keys, plan.memory_values(values)))
+    return text, memory, dict(zip(plan.text_keys, plan.text_parts(values)))

@@ -470,7 +470,7 @@ class MessageStore:
             self.checkpoint.flush()
 
     # -- put --------------------------------------------------------------------------------
-    def put_message(self, msg: MessageRecord) -> PutMessageResult:
+    def put_message(self, msg: MessageRecord, *, stored_properties: dict[str, str] | None = None) -> PutMessageResult:
         """Store one message (``asyncPutMessage`` + wait). Limits answer MESSAGE_ILLEGAL or
         PROPERTIES_SIZE_EXCEEDED with ``error`` saying which limit.
 
@@ -478,18 +478,22 @@ class MessageStore:
         ``WAIT``) and ``msg.properties_string``, when set, is the exact text stored (and
         dispatched): the broker stores a string that differs from its map (``WAIT`` dropped on
         a plain send, ``WAIT=false`` / ``UNIQ_KEY`` added to op messages after serialising).
+        ``stored_properties``, when given, must be that text's map (``decode_properties`` of it):
+        a caller that built the text from a map passes it so the store need not parse the text
+        again for dispatch.
         """
-        enc = self._encode_put(msg)
+        enc = self._encode_put(msg, stored_properties)
         if type(enc) is PutMessageResult:
             return enc
         return self._append(enc)
 
-    async def async_put_message(self, msg: MessageRecord) -> PutMessageResult:
+    async def async_put_message(self, msg: MessageRecord, *,
+                                stored_properties: dict[str, str] | None = None) -> PutMessageResult:
         """``asyncPutMessage``: :meth:`put_message` for a caller on an asyncio loop. The append
         happens at once (no ``await`` before it, so puts keep their call order); under SYNC_FLUSH
         the coroutine then waits for the group commit without blocking the loop's other tasks
         (see :meth:`GroupCommitService.flushed_async`)."""
-        enc = self._encode_put(msg)
+        enc = self._encode_put(msg, stored_properties)
         if type(enc) is PutMessageResult:
             return enc
         return await self._append_async(enc)
@@ -509,7 +513,7 @@ class MessageStore:
             return enc
         return await self._append_async(enc)
 
-    def _encode_put(self, msg: MessageRecord):
+    def _encode_put(self, msg: MessageRecord, stored_properties: dict[str, str] | None = None):
         """The put's bytes (an ``EncodedPut``), or the PutMessageResult that refuses it."""
         if self._state != "running" or self.read_only:
             return PutMessageResult(PutMessageStatus.SERVICE_NOT_AVAILABLE, error=f"the store is {self._state}")
@@ -517,11 +521,13 @@ class MessageStore:
             return self._not_writeable_result()
         try:
             if DELAY in msg.properties:  # (transform_delay_level returns any other message as it is)
-                msg = transform_delay_level(msg, self.delay_table)  # delay.md §2 (asyncPutMessage, before encoding)
+                parked = transform_delay_level(msg, self.delay_table)  # delay.md §2 (asyncPutMessage, before encoding)
+                if parked is not msg:
+                    msg, stored_properties = parked, None  # a new text: the caller's map is not its map
             props_string = msg.properties_string
             enc = encode_for_append(msg, self.config.max_message_size, props_string)
             if props_string is not None:
-                enc.properties = (decode_properties(props_string),)
+                enc.properties = (decode_properties(props_string) if stored_properties is None else stored_properties,)
         except PropertiesSizeExceededError as e:
             return PutMessageResult(PutMessageStatus.PROPERTIES_SIZE_EXCEEDED, error=str(e))
         except (MessageIllegalError, FormatError, ValueError) as e:

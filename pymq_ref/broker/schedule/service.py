@@ -226,9 +226,10 @@ class ScheduleMessageService:
             self._schedule(level, next_offset, delay)
 
     # -- reading a parked record --------------------------------------------------------------
-    def _restorer(self) -> Callable[[int, int], MessageRecord | None]:
-        """``(phy, size) -> message to put``: ``message_timeup(store.look_message_by_offset(phy, size))``
-        for one run — None where the lookup answers None (unreadable, not a message), the same
+    def _restorer(self) -> Callable[[int, int], tuple[MessageRecord, dict] | None]:
+        """``(phy, size) -> (message to put, the map of its properties text)``:
+        ``message_timeup(store.look_message_by_offset(phy, size))`` for one run — None where the
+        lookup answers None (unreadable, not a message), the same
         :class:`~.timeup.ScheduledMessageError` for a bad ``REAL_TOPIC``/``REAL_QID``.
 
         A plain v1 record with IPv4 hosts whose lengths add up to ``size`` is read straight from
@@ -240,7 +241,7 @@ class ScheduleMessageService:
         fixed = _V4_FIXED.unpack_from
         hosts = _HOSTS
 
-        def restore(phy: int, size: int) -> MessageRecord | None:
+        def restore(phy: int, size: int) -> tuple[MessageRecord, dict] | None:
             check_running()
             mf = find(phy)
             if mf is None:
@@ -266,7 +267,9 @@ class ScheduleMessageService:
                 return None
             if rec.__class__ is not MessageRecord:
                 return None
-            return message_timeup(rec)
+            return timeup_fields(rec.properties, rec.properties_string, rec.body, rec.flag, rec.sys_flag,
+                                 rec.born_timestamp, rec.born_host, rec.store_host, rec.reconsume_times,
+                                 rec.phy_offset)
         return restore
 
     # -- one run of a level --------------------------------------------------------------------
@@ -303,15 +306,16 @@ class ScheduleMessageService:
                 if deliver - now > 0:
                     stats.not_due += 1
                     return next_offset, DELAY_FOR_A_WHILE
-                inner = restore(phy, size)
-                if inner is None:
+                restored = restore(phy, size)
+                if restored is None:
                     stats.missing += 1
                     continue
+                inner, stored_properties = restored
                 if inner.topic == RMQ_SYS_TRANS_HALF_TOPIC:
                     log.error("[BUG] the real topic of schedule msg is %s, discard the msg", inner.topic)
                     stats.discarded_half += 1
                     continue
-                result = put(inner)
+                result = put(inner, stored_properties=stored_properties)
                 if not result.ok:
                     stats.put_failures += 1
                     return next_offset, DELAY_FOR_A_WHILE

@@ -44,14 +44,16 @@ def message_timeup(stored: MessageRecord, *, clear: tuple[str, ...] = _DELAY_ONL
     """
     return timeup_fields(stored.properties, stored.properties_string, stored.body, stored.flag, stored.sys_flag,
                          stored.born_timestamp, stored.born_host, stored.store_host, stored.reconsume_times,
-                         stored.phy_offset, clear if clear.__class__ is tuple else tuple(clear))
+                         stored.phy_offset, clear if clear.__class__ is tuple else tuple(clear))[0]
 
 
 def timeup_fields(props: dict, raw: str | None, body: bytes, flag: int, sys_flag: int, born_timestamp: int,
                   born_host, store_host, reconsume_times: int, phy_offset: int,
-                  clear: tuple[str, ...] = _DELAY_ONLY) -> MessageRecord:
+                  clear: tuple[str, ...] = _DELAY_ONLY) -> tuple[MessageRecord, dict[str, str]]:
     """:func:`message_timeup` from the parked record's fields (what a reader that does not build
-    the parked :class:`MessageRecord` has at hand). ``raw`` is the stored properties text."""
+    the parked :class:`MessageRecord` has at hand). ``raw`` is the stored properties text.
+    Returns the message and the map of its properties text (``put_message``'s
+    ``stored_properties``: the store then need not parse the text again for dispatch)."""
     topic = props.get(REAL_TOPIC)
     if not topic:
         raise ScheduledMessageError(f"parked record at {phy_offset}: no REAL_TOPIC property")
@@ -64,9 +66,9 @@ def timeup_fields(props: dict, raw: str | None, body: bytes, flag: int, sys_flag
         if len(_QUEUE_IDS) < 4096:
             _QUEUE_IDS[raw_qid] = queue_id
     # the text is the whole map (DELAY, REAL_TOPIC, REAL_QID included) in HashMap order
-    text, memory = rebuild_properties(props, raw, (), (), clear)
+    text, memory, text_map = rebuild_properties(props, raw, (), (), clear)
     memory[WAIT] = "false"  # setWaitStoreMsgOK(false)
     # the tuple directly: body and the fresh map need no defensive copies
     return _new(MessageRecord, (
         topic, body, memory, queue_id, flag, 0, 0, sys_flag, born_timestamp, born_host, 0, store_host,
-        reconsume_times, 0, MESSAGE_MAGIC_CODE, None, None, text, ()))
+        reconsume_times, 0, MESSAGE_MAGIC_CODE, None, None, text, ())), text_map

@@ -44,6 +44,13 @@ def convert(stored: MessageRecord, enqueue_time: int, need_roll: bool, now_ms: i
     the timer topic again). ``stored.properties_string``, when set, must be the text
     ``stored.properties`` was decoded from (what a decoded record carries).
     Raises :class:`TimerConvertError` when a due record has no usable ``REAL_TOPIC``/``REAL_QID``."""
+    return convert_with_map(stored, enqueue_time, need_roll, now_ms)[0]
+
+
+def convert_with_map(stored: MessageRecord, enqueue_time: int, need_roll: bool,
+                     now_ms: int) -> tuple[MessageRecord, dict[str, str]]:
+    """:func:`convert`, with the map of the message's properties text (``put_message``'s
+    ``stored_properties``: the store then need not parse the text again for dispatch)."""
     props = stored.properties
     if need_roll:
         rolls = props.get(TIMER_ROLL_TIMES)
@@ -57,7 +64,7 @@ def convert(stored: MessageRecord, enqueue_time: int, need_roll: bool, now_ms: i
     else:
         added_keys, added_values = _DEQ, [str(now_ms)]
     # messageProperties2String: no escaping (values come from a decoded record or are numbers)
-    text, memory = rebuild_properties(props, stored.properties_string, added_keys, added_values,
+    text, memory, text_map = rebuild_properties(props, stored.properties_string, added_keys, added_values,
                                       () if need_roll else _REAL_TOPIC_QID)
     memory[WAIT] = "false"
     if need_roll:
@@ -75,4 +82,5 @@ def convert(stored: MessageRecord, enqueue_time: int, need_roll: bool, now_ms: i
     # the tuple directly (``_make``): body and the fresh map need no defensive copies
     return MessageRecord._make((
         topic, stored.body, memory, queue_id, stored.flag, 0, 0, stored.sys_flag, stored.born_timestamp,
-        stored.born_host, 0, stored.store_host, stored.reconsume_times, 0, MESSAGE_MAGIC_CODE, None, None, text, ()))
+        stored.born_host, 0, stored.store_host, stored.reconsume_times, 0, MESSAGE_MAGIC_CODE, None, None, text,
+        ())), text_map

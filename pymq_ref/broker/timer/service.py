@@ -53,7 +53,7 @@ from pymq_ref.store.commit_log import PutMessageStatus
 from pymq_ref.store.delay import parse_java_long
 
 from .config import TIMER_BLANK_SLOTS, TimerConfig
-from .convert import convert
+from .convert import convert_with_map
 from .files import TimerCheckpoint, TimerLog, TimerWheel
 from .hook import TIMER_DEL_UNIQKEY, TIMER_OUT_MS, TIMER_TOPIC, handle_schedule_message
 
@@ -469,9 +469,9 @@ class TimerMessageStore:
                     stats.deleted += 1
                     continue
                 roll = unit[3] & MAGIC_ROLL != 0
-                pending.append((i, convert(msg, unit[2], roll, now_ms()), roll))
-            for i, message, roll in pending:
-                if put_converted(message, roll) == PUT_NEED_RETRY:
+                pending.append((i, *convert_with_map(msg, unit[2], roll, now_ms()), roll))
+            for i, message, text_map, roll in pending:
+                if put_converted(message, roll, text_map) == PUT_NEED_RETRY:
                     self._slot_cursor = (read_ms, i)
                     return -1
         self._slot_cursor = None
@@ -481,10 +481,11 @@ class TimerMessageStore:
     def dequeue_put(self, msg, enqueue_time: int, magic: int) -> int:
         """Convert the timer record ``msg`` and put it (its real topic, or the timer topic when rolled)."""
         roll = magic & MAGIC_ROLL != 0
-        return self._put_converted(convert(msg, enqueue_time, roll, self.clock.now_ms()), roll)
+        message, text_map = convert_with_map(msg, enqueue_time, roll, self.clock.now_ms())
+        return self._put_converted(message, roll, text_map)
 
-    def _put_converted(self, message, roll: bool) -> int:
-        result = self.do_put(message, roll)
+    def _put_converted(self, message, roll: bool, stored_properties: dict | None = None) -> int:
+        result = self.do_put(message, roll, stored_properties)
         if result == PUT_OK:
             if not roll:
                 self.stats.delivered += 1
@@ -492,11 +493,11 @@ class TimerMessageStore:
             self.stats.put_failures += 1
         return result
 
-    def do_put(self, message, roll: bool) -> int:
+    def do_put(self, message, roll: bool, stored_properties: dict | None = None) -> int:
         if not roll and TIMER_DEL_UNIQKEY in message.properties:
             return PUT_NO_RETRY  # a delete marker is never delivered
         for _ in range(4):
-            status = self.store.put_message(message).status
+            status = self.store.put_message(message, stored_properties=stored_properties).status
             if status is PutMessageStatus.PUT_OK:
                 return PUT_OK
             if status is PutMessageStatus.SERVICE_NOT_AVAILABLE:
