@@ -53,3 +53,17 @@ def kill_test_config(root, flush_disk_type) -> MessageStoreConfig:
 
 def kill_test_message(i: int) -> MessageRecord:
     return msg(i, topic=f"K{i % 2}", queue_id=i % 3, size=50 + i % 200)
+
+
+def fail_first_flush(queue) -> None:
+    """Fault injection for a disk error: the next ``queue.flush`` raises EIO, later ones flush."""
+    real = queue.flush
+    calls = []
+
+    def failing_once(least_pages=0):
+        calls.append(least_pages)
+        if len(calls) == 1:
+            raise OSError(5, "Input/output error")
+        return real(least_pages)
+
+    queue.flush = failing_once

@@ -10,7 +10,7 @@ from pymq_ref.formats.batch import BatchEntry, encode_batch
 from pymq_ref.formats.message import MessageRecord
 from pymq_ref.store.commit_log import PutMessageStatus
 from pymq_ref.store.store_config import FlushDiskType
-from store_helpers import msg, open_store
+from store_helpers import fail_first_flush, msg, open_store
 
 SYNC = FlushDiskType.SYNC_FLUSH
 
@@ -105,16 +105,7 @@ def test_async_put_writes_the_same_bytes_as_put_message(tmp_path):
 def test_failed_flush_answers_every_waiter_of_the_round_and_the_next_round_recovers(tmp_path):
     store = _sync_store(tmp_path, sync_flush_timeout=5000)
     queue = store.commit_log.queue
-    real = queue.flush
-    calls = []
-
-    def failing_once(least_pages=0):
-        calls.append(least_pages)
-        if len(calls) == 1:
-            raise OSError(5, "Input/output error")
-        return real(least_pages)
-
-    queue.flush = failing_once
+    fail_first_flush(queue)
 
     async def main():
         first = await asyncio.gather(*(store.async_put_message(msg(k)) for k in range(5)))

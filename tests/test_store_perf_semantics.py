@@ -29,7 +29,7 @@ from pymq_ref.store.commit_log import PutMessageStatus, encode_for_append
 from pymq_ref.store.dispatch import check_message_and_return_size, dispatch_request_from_record
 from pymq_ref.store.index import IndexFile, fast_index_key_hash
 from pymq_ref.store.store_config import FlushDiskType
-from store_helpers import msg, open_store
+from store_helpers import fail_first_flush, msg, open_store
 
 DELAY_TABLE = {1: 1000, 2: 5000, 3: 10000}
 
@@ -220,16 +220,7 @@ def test_stuck_flush_times_out_and_does_not_hold_up_shutdown(tmp_path):
 def test_failed_flush_answers_flush_disk_timeout_and_the_next_put_recovers(tmp_path):
     store = _sync_store(tmp_path, sync_flush_timeout=5000)
     queue = store.commit_log.queue
-    real = queue.flush
-    calls = []
-
-    def failing_once(least_pages=0):
-        calls.append(least_pages)
-        if len(calls) == 1:
-            raise OSError(5, "Input/output error")
-        return real(least_pages)
-
-    queue.flush = failing_once
+    fail_first_flush(queue)
     first = store.put_message(msg(1))
     assert first.status is PutMessageStatus.FLUSH_DISK_TIMEOUT
     assert isinstance(store.group_commit.last_error, OSError)

@@ -3,10 +3,7 @@ the real RocketMQ 4.9.4 fixture is clean, and the doctor never writes."""
 
 from __future__ import annotations
 
-import fcntl
-import hashlib
 import json
-import mmap
 import os
 import shutil
 import struct
@@ -20,6 +17,7 @@ from pymq_ref.formats.index_file import ENTRY, entry_position
 from pymq_ref.formats.message import BlankRecord, MessageRecord, iter_records
 from pymq_ref.tools.doctor import DoctorOptions, run_doctor
 from pymq_ref.tools.fill import FillOptions, fill_store
+from readonly_helpers import read_only_tree, tree_snapshot
 
 FIXTURE_4_9_4 = Path(__file__).parent / "data" / "rocketmq-4.9.4" / "store"
 SLOTS, ENTRIES = 64, 128
@@ -229,17 +227,6 @@ def test_exit_2_when_not_a_store(tmp_path, capsys):
     assert main(["doctor", str(tmp_path / "file")]) == 2
 
 
-def _snapshot(root: Path) -> dict:
-    out = {}
-    for dirpath, dirnames, filenames in os.walk(root):
-        for name in dirnames + filenames:
-            p = Path(dirpath) / name
-            st = p.stat()
-            digest = hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else None
-            out[str(p.relative_to(root))] = (digest, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_mode)
-    return out
-
-
 def test_doctor_is_read_only(store, capsys, monkeypatch):
     """Checksums, sizes, mtimes/ctimes and modes are unchanged, no file is opened for writing,
     nothing is mapped writable, and the store lock is never taken — on a read-only tree."""
@@ -247,41 +234,13 @@ def test_doctor_is_read_only(store, capsys, monkeypatch):
     path = store / "consumequeue" / "T" / "1" / "00000000000000000000"
     phy, size, tags = CQ_UNIT.unpack_from(path.read_bytes(), 0)
     patch(path, 0, CQ_UNIT.pack(phy, size + 1, tags))
-    for dirpath, dirnames, filenames in os.walk(store):
-        for name in filenames:
-            os.chmod(Path(dirpath) / name, 0o444)
-    for dirpath, dirnames, filenames in os.walk(store, topdown=False):
-        os.chmod(dirpath, 0o555)
-    before = _snapshot(store)
-    flags_seen, maps_seen, locks = [], [], []
-    real_open, real_mmap = os.open, mmap.mmap
-
-    def spy_open(path, flags, *a, **kw):
-        flags_seen.append((str(path), flags))
-        return real_open(path, flags, *a, **kw)
-
-    def spy_mmap(*a, **kw):
-        maps_seen.append(kw.get("access", a[3] if len(a) > 3 else None))
-        return real_mmap(*a, **kw)
-
-    monkeypatch.setattr(os, "open", spy_open)
-    monkeypatch.setattr(mmap, "mmap", spy_mmap)
-    monkeypatch.setattr(fcntl, "lockf", lambda *a: locks.append(a))
-    monkeypatch.setattr(fcntl, "flock", lambda *a: locks.append(a))
-    try:
+    with read_only_tree(store, monkeypatch) as io:
         code, report = doctor_json(store, capsys)
-        after = _snapshot(store)
-    finally:
-        monkeypatch.undo()
-        for dirpath, dirnames, filenames in os.walk(store):
-            os.chmod(dirpath, 0o755)
+        after = tree_snapshot(store)
     assert code == 1 and only(report, "cq_unit_mismatch")
-    assert flags_seen and all(flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND) == 0
-                              for _, flags in flags_seen)
-    assert maps_seen and set(maps_seen) == {mmap.ACCESS_READ}
-    assert locks == []
-    assert {k: v for k, v in after.items() if k != "."} == {k: v for k, v in before.items() if k != "."}
-    assert set(after) == set(before)  # nothing created (not even a lock file)
+    io.assert_read_only()
+    assert {k: v for k, v in after.items() if k != "."} == {k: v for k, v in io.before.items() if k != "."}
+    assert set(after) == set(io.before)  # nothing created (not even a lock file)
 
 
 @pytest.mark.skipif(not FIXTURE_4_9_4.is_dir(), reason="the RocketMQ 4.9.4 store fixture is not present")

@@ -3,10 +3,7 @@ it shows the same files, surfaces the layout problems, and never writes."""
 
 from __future__ import annotations
 
-import fcntl
-import hashlib
 import json
-import mmap
 import os
 import shutil
 from pathlib import Path
@@ -17,6 +14,7 @@ from pymq_ref.cli import main
 from pymq_ref.tools.fill import FillOptions, fill_store
 from pymq_ref.tools.store_layout import StoreUnreadable, discover
 from pymq_ref.tools.store_summary import render_summary, summarize_store
+from readonly_helpers import read_only_tree, tree_snapshot
 
 FIXTURE_4_9_4 = Path(__file__).parent / "data" / "rocketmq-4.9.4" / "store"
 
@@ -129,58 +127,19 @@ def test_real_rocketmq_store_has_no_layout_problems():
     assert "layout:" not in render_summary(doc)
 
 
-def _snapshot(root: Path) -> dict:
-    out = {}
-    for dirpath, dirnames, filenames in os.walk(root):
-        for name in dirnames + filenames:
-            p = Path(dirpath) / name
-            st = p.stat()
-            digest = hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else None
-            out[str(p.relative_to(root))] = (digest, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_mode)
-    return out
-
-
 def test_summary_is_read_only(store, capsys, monkeypatch):
     """On a read-only tree (with a layout problem and config files, so every branch runs): no file
     opened for writing, nothing mapped writable, no lock taken, nothing changed or created."""
     (store / "config").mkdir()
     (store / "config" / "topics.json").write_text('{"topicConfigTable":{"T":{}}}')
     (store / "junk.txt").write_text("x")
-    for dirpath, dirnames, filenames in os.walk(store):
-        for name in filenames:
-            os.chmod(Path(dirpath) / name, 0o444)
-    for dirpath, dirnames, filenames in os.walk(store, topdown=False):
-        os.chmod(dirpath, 0o555)
-    before = _snapshot(store)
-    flags_seen, maps_seen, locks = [], [], []
-    real_open, real_mmap = os.open, mmap.mmap
-
-    def spy_open(path, flags, *a, **kw):
-        flags_seen.append(flags)
-        return real_open(path, flags, *a, **kw)
-
-    def spy_mmap(*a, **kw):
-        maps_seen.append(kw.get("access", a[3] if len(a) > 3 else None))
-        return real_mmap(*a, **kw)
-
-    monkeypatch.setattr(os, "open", spy_open)
-    monkeypatch.setattr(mmap, "mmap", spy_mmap)
-    monkeypatch.setattr(fcntl, "lockf", lambda *a: locks.append(a))
-    monkeypatch.setattr(fcntl, "flock", lambda *a: locks.append(a))
-    try:
+    with read_only_tree(store, monkeypatch) as io:
         outputs = []
         for fmt in ("text", "json", "html"):
             assert main(["inspect", str(store), "--format", fmt]) == 1  # junk.txt: a layout warning
             outputs.append(capsys.readouterr().out)
-        after = _snapshot(store)
-    finally:
-        monkeypatch.undo()
-        for dirpath, dirnames, filenames in os.walk(store):
-            os.chmod(dirpath, 0o755)
+        after = tree_snapshot(store)
     assert "layout: 1 problem(s)" in outputs[0] and json.loads(outputs[1])["config"] == {
         "topics.json": {"topicConfigTable": 1}}
-    assert flags_seen and all(f & (os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND) == 0
-                              for f in flags_seen)
-    assert maps_seen and set(maps_seen) == {mmap.ACCESS_READ}
-    assert locks == []
-    assert after == before
+    io.assert_read_only()
+    assert after == io.before
