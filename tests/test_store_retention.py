@@ -23,8 +23,9 @@ from pymq_ref.store.clock import ManualClock
 from pymq_ref.store.commit_log import PutMessageStatus
 from pymq_ref.store.errors import ReadOnlyStoreError
 from pymq_ref.store.message_store import MessageStore
-from pymq_ref.store.retention import (DeleteWhenFormatError, RetentionError, RetentionOptions, RunningFlags,
-                                      SpaceVerdict, is_time_to_delete, space_verdict)
+from pymq_ref.store.clean_service import RetentionOptions, partition_used_ratio
+from pymq_ref.store.retention import (DeleteWhenFormatError, RetentionError, RunningFlags, SpaceVerdict,
+                                      is_time_to_delete, space_verdict)
 from store_helpers import msg, small_config
 
 TZ = "Asia/Shanghai"  # UTC+8, no DST: deterministic hours
@@ -228,12 +229,12 @@ def test_partition_used_ratio_on_real_paths(tmp_path):
     usage = shutil.disk_usage(tmp_path)  # total, used = total - f_bfree, free = f_bavail
     entire = usage.used + usage.free
     expected = (usage.used * 100 // entire + (1 if usage.used * 100 % entire else 0)) / 100
-    assert R.partition_used_ratio(str(tmp_path)) == expected
+    assert partition_used_ratio(str(tmp_path)) == expected
     assert 0 <= expected <= 1 and round(expected, 2) == expected
     (tmp_path / "f").write_bytes(b"x")
-    assert R.partition_used_ratio(str(tmp_path / "f")) == expected  # a file: its partition
-    assert R.partition_used_ratio(str(tmp_path / "missing")) == -1
-    assert R.partition_used_ratio("") == -1
+    assert partition_used_ratio(str(tmp_path / "f")) == expected  # a file: its partition
+    assert partition_used_ratio(str(tmp_path / "missing")) == -1
+    assert partition_used_ratio("") == -1
 
 
 # -- rounds against a real store ----------------------------------------------------------------
@@ -429,7 +430,7 @@ def test_disk_check_with_a_missing_path_marks_ok(tmp_path):
 def test_the_default_probe_reads_the_store_partition(tmp_path):
     store = MessageStore.open(small_config(tmp_path), ManualClock(NOON),
                               retention=RetentionOptions(time_zone=TZ))
-    real = R.partition_used_ratio(store.config.store_path_commit_log_dir)
+    real = partition_used_ratio(store.config.store_path_commit_log_dir)
     r = store.clean_service.run_once()
     assert r.physic_ratio == real and r.error is None
     store.shutdown()

@@ -43,7 +43,7 @@ import random
 from typing import Callable
 
 from pymq_ref.store.message_store import MessageStore
-from pymq_ref.store.retention import RetentionOptions
+from pymq_ref.store.clean_service import RetentionOptions
 from pymq_ref.store.store_config import BrokerRole, MessageStoreConfig
 
 from .config import BrokerConfig
@@ -95,7 +95,7 @@ class Broker:
                              f"is not store_dir {self.store_dir!r}")
         self.store_config = store_config
         self.store_threads = store_threads
-        self.store_retention = store_retention  # the store's disk probe, time zone, ratios (retention.py)
+        self.store_retention = store_retention  # the store's disk probe, time zone, ratios (clean_service.py)
         self.check_transaction_state = check_transaction_state
         self.transaction_checkers: dict[str, TransactionChecker] = {}
         self.use_schedule_service = schedule_service and ScheduleMessageService is not None

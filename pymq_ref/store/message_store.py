@@ -21,7 +21,7 @@ Two ways to run:
   :class:`~pymq_ref.store.clock.ManualClock` every run writes the same bytes.
 * ``threads=True``: like the broker — a reput thread reads the CommitLog back and dispatches, a
   flush thread (ASYNC) or a group-commit thread (SYNC), a ConsumeQueue flush thread, and the
-  retention threads (:mod:`pymq_ref.store.retention`; the deterministic mode runs a retention
+  retention threads (:mod:`pymq_ref.store.clean_service`; the deterministic mode runs a retention
   round only when told: ``clean_service.run_once(now_ms)``).
   ``inline_dispatch=True`` keeps dispatch on the put path while flushing in the background.
 
@@ -55,7 +55,8 @@ from pymq_ref.store.errors import (MessageIllegalError, PropertiesSizeExceededEr
                                    StoreLockedError)
 from pymq_ref.store.flush import FlushConsumeQueueService, FlushRealTimeService, GroupCommitService
 from pymq_ref.store.index import IndexService
-from pymq_ref.store.retention import CleanFilesService, RetentionOptions, RunningFlags, disk_util
+from pymq_ref.store.clean_service import CleanFilesService, RetentionOptions
+from pymq_ref.store.retention import RunningFlags, disk_util
 from pymq_ref.store.store_config import FlushDiskType, MessageStoreConfig
 from pymq_ref.errors import FormatError
 
@@ -175,7 +176,7 @@ class MessageStore:
         #: ``RunningFlags`` (DISK_FULL is set by retention); ``_writeable`` caches ``is_writeable()`` for puts
         self.running_flags = RunningFlags(on_change=self._on_running_flags_changed)
         self._writeable = True
-        #: retention (``cleanFilesPeriodically`` + the disk check), see :mod:`pymq_ref.store.retention`
+        #: retention (``cleanFilesPeriodically`` + the disk check), see :mod:`pymq_ref.store.clean_service`
         self.clean_service = CleanFilesService(self, retention)
 
     # -- paths ------------------------------------------------------------------------------
