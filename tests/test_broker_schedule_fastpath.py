@@ -104,3 +104,20 @@ def test_value_with_a_separator_is_kept_verbatim():
     m = JavaHashMap(stored.properties.items())
     assert out.properties_string == "\x02".join(f"{k}\x01{v}" for k, v in m.items())
     assert out.properties["TAGS"] == "a\x01b"
+
+
+def test_reader_answers_none_for_a_file_retention_deleted_under_it(tmp_path):
+    """The reader goes through ``MappedFileQueue.read``: a CommitLog file closed after the lookup
+    (retention, threaded mode) is gone, not an error — for the fast path and the decoded path."""
+    clock = ManualClock(1_700_000_000_123)
+    store = open_store(tmp_path, clock, message_delay_level="1s 5s")
+    restore = ScheduleMessageService(store, ManualScheduler(clock))._restorer()
+    v4 = _parked(store, msg(1, DELAY="1"))
+    v6 = _parked(store, msg(2, DELAY="1").replace(born_host=Host("::1", 5), sys_flag=0x10))
+    while len(store.commit_log.queue.files) < 2:
+        _parked(store, msg(3, size=200, DELAY="1"))
+    assert restore(*v4) is not None and restore(*v6) is not None
+    store.commit_log.queue.files[0].destroy()  # still listed: the moment between lookup and pop
+    assert restore(*v4) is None and restore(*v6) is None
+    store.commit_log.queue.files.pop(0)
+    store.shutdown()

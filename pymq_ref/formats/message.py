@@ -84,6 +84,23 @@ def message_length(sys_flag: int, body_len: int, topic_len: int, properties_len:
     return 74 + born + store + (2 if v2 else 1) + body_len + topic_len + properties_len
 
 
+def v4_properties_start(data, body_len: int) -> int | None:
+    """Where the properties text starts in ``data``, when ``data`` is exactly one v1 record with
+    IPv4 hosts (the fixed head is 88 bytes) whose BODYLENGTH is ``body_len`` and whose topic and
+    properties lengths add up to ``len(data)``; None otherwise (decode it with :func:`decode_record`).
+
+    The shortcut of readers that need only a record's properties (and fields they unpack
+    themselves): no spans, no record built. The caller has checked TOTALSIZE, MAGICCODE and the
+    SYSFLAG host bits."""
+    size = len(data)
+    topic_len_at = 88 + body_len
+    if 88 <= topic_len_at < size - 2 and data[topic_len_at] < 128:  # v1: a 1-byte topic length
+        props_len_at = topic_len_at + 1 + data[topic_len_at]
+        if props_len_at + 2 <= size and props_len_at + 2 + _SHORT.unpack_from(data, props_len_at)[0] == size:
+            return props_len_at + 2
+    return None
+
+
 class _MessageFields(NamedTuple):
     topic: str
     body: bytes

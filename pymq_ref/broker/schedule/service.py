@@ -42,14 +42,14 @@ from typing import Callable
 from pymq_ref.errors import FormatError, PymqError
 from pymq_ref.formats.consume_queue import EXT_MAX_ADDR
 from pymq_ref.formats.hosts import Host
-from pymq_ref.formats.message import MESSAGE_MAGIC_CODE, MessageRecord, decode_record
+from pymq_ref.formats.message import MESSAGE_MAGIC_CODE, MessageRecord, decode_record, v4_properties_start
 from pymq_ref.formats.properties import decode_properties
 from pymq_ref.store.config_files import DELAY_OFFSET_JSON, OffsetTableFile
 from pymq_ref.store.delay import SCHEDULE_TOPIC, delay_level_to_queue_id, parse_delay_level
 from pymq_ref.store.dispatch import compute_deliver_timestamp
 
 from ..java_maps import chm_order
-from .timeup import message_timeup, timeup_fields
+from .timeup import timeup_fields
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +63,6 @@ RMQ_SYS_TRANS_HALF_TOPIC = "RMQ_SYS_TRANS_HALF_TOPIC"
 #: a v1 record with IPv4 hosts up to its body: TOTALSIZE, MAGICCODE, FLAG, SYSFLAG, BORNTIMESTAMP,
 #: BORNHOST, STOREHOST, RECONSUMETIMES, BODYLENGTH (the rest skipped)
 _V4_FIXED = struct.Struct(">ii8xi16xiq8s8x8si8xi")
-_SHORT = struct.Struct(">h").unpack_from
 #: 8-byte host field -> Host, for the few hosts there are
 _HOSTS: dict[bytes, Host] = {}
 
@@ -237,30 +236,24 @@ class ScheduleMessageService:
         no spans); anything else goes through :func:`decode_record`, so the answers are the same."""
         store = self.store
         check_running = store._check_running  # what look_message_by_offset checks first
-        find = store.commit_log.queue.find_mapped_file_by_offset
+        read = store.commit_log.queue.read  # None for an unreadable range or a file deleted meanwhile
         fixed = _V4_FIXED.unpack_from
         hosts = _HOSTS
 
         def restore(phy: int, size: int) -> tuple[MessageRecord, dict] | None:
             check_running()
-            mf = find(phy)
-            if mf is None:
+            data = read(phy, size) if size > 0 else None
+            if data is None:
                 return None
-            pos = phy - mf.file_from_offset
-            if size <= 0 or pos + size > mf.read_position:
-                return None
-            data = mf.mm[pos:pos + size]
             if size >= 91:
                 total, magic, flag, sys_flag, born_ts, born_raw, store_raw, reconsume, body_len = fixed(data)
                 if total == size and magic == MESSAGE_MAGIC_CODE and not sys_flag & 0x30 and body_len >= 0:
-                    topic_len_at = 88 + body_len
-                    if topic_len_at < size - 2 and data[topic_len_at] < 128:  # v1: 1-byte topic length
-                        props_len_at = topic_len_at + 1 + data[topic_len_at]
-                        if props_len_at + 2 <= size and props_len_at + 2 + _SHORT(data, props_len_at)[0] == size:
-                            raw = data[props_len_at + 2:].decode("utf-8", "surrogateescape")
-                            return timeup_fields(decode_properties(raw), raw, data[88:topic_len_at], flag, sys_flag,
-                                                 born_ts, hosts.get(born_raw) or _host(born_raw),
-                                                 hosts.get(store_raw) or _host(store_raw), reconsume, phy)
+                    props_at = v4_properties_start(data, body_len)
+                    if props_at is not None:
+                        raw = data[props_at:].decode("utf-8", "surrogateescape")
+                        return timeup_fields(decode_properties(raw), raw, data[88:88 + body_len], flag, sys_flag,
+                                             born_ts, hosts.get(born_raw) or _host(born_raw),
+                                             hosts.get(store_raw) or _host(store_raw), reconsume, phy)
             try:
                 rec = decode_record(data, 0, base=phy, with_spans=False)
             except FormatError:

@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 
 from pymq_ref.errors import FormatError
 from pymq_ref.formats.hashing import java_string_hash
-from pymq_ref.formats.message import MESSAGE_MAGIC_CODE, MessageRecord, decode_record
+from pymq_ref.formats.message import MESSAGE_MAGIC_CODE, MessageRecord, decode_record, v4_properties_start
 from pymq_ref.formats.properties import REAL_TOPIC, UNIQ_KEY, decode_properties
 from pymq_ref.formats.timer import (IGNORE, MAGIC_DEFAULT, MAGIC_DELETE, MAGIC_ROLL, TIMER_LOG_BLANK_MAGIC_CODE,
                                     TIMER_LOG_UNIT_SIZE, TimerCheckpointData, is_magic_ok)
@@ -67,7 +67,6 @@ _DELAY = struct.Struct(">qi").unpack_from
 _PY = struct.Struct(">qi").unpack_from
 _SIZE_MAGIC_SYSFLAG = struct.Struct(">ii28xi").unpack_from  # TOTALSIZE, MAGICCODE, SYSFLAG (@36)
 _INT = struct.Struct(">i").unpack_from
-_SHORT = struct.Struct(">h").unpack_from
 
 
 @dataclass
@@ -140,24 +139,18 @@ class TimerMessageStore:
         enqueue needs: ``TIMER_OUT_MS``, ``REAL_TOPIC``, ``TIMER_DEL_UNIQKEY``), read straight from
         the properties field of a plain v1 IPv4 record whose lengths add up; anything else goes
         through :func:`decode_record`, so the answers are the same."""
-        find = self.store.commit_log.queue.find_mapped_file_by_offset
+        read_bytes = self.store.commit_log.queue.read  # None: unreadable, or a file deleted meanwhile
 
         def read(offset: int, size: int):
-            mf = find(offset)
-            if mf is None:
+            data = read_bytes(offset, size) if size > 0 else None
+            if data is None:
                 return None
-            pos = offset - mf.file_from_offset
-            if size <= 0 or pos + size > mf.read_position:
-                return None
-            data = mf.mm[pos:pos + size]
             if properties_only and size >= 91:
                 total, magic, sys_flag = _SIZE_MAGIC_SYSFLAG(data)
                 if total == size and magic == MESSAGE_MAGIC_CODE and not sys_flag & 0x30:
-                    topic_len_at = 88 + _INT(data, 84)[0]  # after the body (IPv4 hosts: fixed 88-byte head)
-                    if 88 <= topic_len_at < size - 2 and data[topic_len_at] < 128:  # v1: 1-byte topic length
-                        props_len_at = topic_len_at + 1 + data[topic_len_at]
-                        if props_len_at + 2 <= size and props_len_at + 2 + _SHORT(data, props_len_at)[0] == size:
-                            return decode_properties(data[props_len_at + 2:].decode("utf-8", "surrogateescape"))
+                    props_at = v4_properties_start(data, _INT(data, 84)[0])  # BODYLENGTH (IPv4 hosts: at 84)
+                    if props_at is not None:
+                        return decode_properties(data[props_at:].decode("utf-8", "surrogateescape"))
             try:
                 rec = decode_record(data, 0, base=offset, with_spans=False)
             except FormatError:
