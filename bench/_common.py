@@ -44,15 +44,19 @@ def parser(description: str) -> argparse.ArgumentParser:
     return p
 
 
-def best_rate(fn, count: int, repeat: int) -> float:
-    """Highest ``count / seconds`` over ``repeat`` calls of ``fn()`` (each does ``count`` operations)."""
-    best = 0.0
+def interleaved_best(ours, baseline, repeat: int, ours_key=None):
+    """``(best of ours(), best of baseline())`` over ``repeat`` alternating calls, so that a noisy
+    spell of a shared machine hits both sides alike. ``baseline()`` returns a rate; ``ours_key``
+    picks the rate to compare when ``ours()`` returns more than one number (its best whole
+    result is returned)."""
+    pick = ours_key or (lambda r: r)
+    best_ours = best_base = None
     for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        elapsed = time.perf_counter() - start
-        best = max(best, count / elapsed)
-    return best
+        o, b = ours(), baseline()
+        if best_ours is None or pick(o) > pick(best_ours):
+            best_ours = o
+        best_base = b if best_base is None else max(best_base, b)
+    return best_ours, best_base
 
 
 def report(bench: str, title: str, rows: list[Row], params: dict) -> int:

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import Row, parser, plain_put_rate, report  # noqa: E402
+from _common import Row, interleaved_best, parser, plain_put_rate, report  # noqa: E402
 
 from pymq_ref.broker.schedule import ScheduleMessageService  # noqa: E402
 from pymq_ref.broker.scheduler import ManualScheduler  # noqa: E402
@@ -80,11 +80,9 @@ def main() -> int:
     count = 10_000 if args.quick else 100_000
     repeat = args.repeat or (1 if args.quick else 3)
     plain, delayed = messages(count, False), messages(count, True)
-    ours = base = 0.0
     with tempfile.TemporaryDirectory(prefix="bench-delay-") as workdir:
-        for _ in range(repeat):  # interleaved, best of each: a noisy spell hits both sides alike
-            base = max(base, plain_put_rate(plain, open_store(workdir, ManualClock(T0))))
-            ours = max(ours, delivery_rate(delayed, workdir))
+        ours, base = interleaved_best(lambda: delivery_rate(delayed, workdir),
+                                      lambda: plain_put_rate(plain, open_store(workdir, ManualClock(T0))), repeat)
     rows = [Row("delay level 1: deliver due messages", ours, base, "m/s", 0.5,
                 "baseline: plain put_message of the same messages without DELAY")]
     return report("delay", f"Delay-level delivery, {count} due messages of 256 B (best of {repeat})", rows,

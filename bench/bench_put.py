@@ -25,7 +25,7 @@ import zlib
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import Row, parser, report  # noqa: E402
+from _common import Row, interleaved_best, parser, report  # noqa: E402
 
 from pymq_ref.formats.hosts import Host  # noqa: E402
 from pymq_ref.formats.message import MessageRecord  # noqa: E402
@@ -126,11 +126,9 @@ def main() -> int:
     repeat = args.repeat or (2 if args.quick else 5)
     msgs = messages(count)
     workdir = tempfile.mkdtemp(prefix="pymq-bench-put-")
-    ours = base = 0.0
     try:
-        for _ in range(repeat):  # interleaved, so that a noisy spell hits both sides alike
-            ours = max(ours, count / run_ours(msgs, workdir))
-            base = max(base, count / run_baseline(msgs, workdir))
+        ours, base = interleaved_best(lambda: count / run_ours(msgs, workdir),
+                                      lambda: count / run_baseline(msgs, workdir), repeat)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     rows = [Row("put + dispatch (CQ + 2 index keys), ASYNC, 1 KiB", ours, base, "msg/s", 0.3,

@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import Row, parser, plain_put_rate, report  # noqa: E402
+from _common import Row, interleaved_best, parser, plain_put_rate, report  # noqa: E402
 
 from pymq_ref.broker.scheduler import ManualScheduler  # noqa: E402
 from pymq_ref.broker.timer import TimerConfig, TimerMessageStore  # noqa: E402
@@ -91,10 +91,9 @@ def main() -> int:
     repeat = args.repeat or 1
     plain, timers = messages(count, False), messages(count, True)
     with tempfile.TemporaryDirectory(prefix="bench-timer-") as workdir:
-        # baseline before and after ours, the best kept: a conservative ratio on a shared machine
-        base = max(plain_put_rate(plain, open_store(workdir, ManualClock(T0))) for _ in range(repeat))
-        ours, enq, deq = max(timer_rate(timers, workdir) for _ in range(repeat))
-        base = max(base, plain_put_rate(plain, open_store(workdir, ManualClock(T0))))
+        (ours, enq, deq), base = interleaved_best(
+            lambda: timer_rate(timers, workdir), lambda: plain_put_rate(plain, open_store(workdir, ManualClock(T0))),
+            repeat, ours_key=lambda r: r[0])
     rows = [Row("timer wheel: enqueue + dequeue", ours, base, "t/s", 0.3,
                 "baseline: plain put_message of the same messages without timer properties"),
             Row("  enqueue only (CQ -> TimerLog + slot)", enq, base, "t/s", None),
