@@ -113,7 +113,7 @@ class CleanCommitLogService:
     @property
     def logics_path(self) -> str:
         """``getStorePathLogic``: ``{root}/consumequeue``."""
-        return os.path.join(self.store.config.store_path_root_dir, "consumequeue")
+        return self.store.consume_queue_dir
 
     def execute_delete_files_manually(self) -> None:
         """``executeDeleteFilesManually``: the next 20 rounds delete expired files whatever the hour."""

@@ -127,8 +127,8 @@ class GroupCommitService(_Service):
         ready to run join it. The round is :meth:`flush_and_wait` on the loop's own thread: one
         ``fdatasync`` for all of them (it releases the GIL, so the reput thread works
         meanwhile), then one ``set_result`` per put. Unlike a thread per writer, no put costs a
-        thread wake-up (measured at ~25 µs of CPU each across cores on a 2-vCPU VM, more than
-        the put itself). The loop does block for that one ``fdatasync``, as RocketMQ's netty
+        thread wake-up, which on a 2-vCPU VM costs more than the put itself
+        (``bench/bench_group_commit.py`` measures both kinds of writer). The loop does block for that one ``fdatasync``, as RocketMQ's netty
         threads never do; its timeout counts from the round's start, in the same loop turn as
         the puts.
         """

@@ -171,7 +171,7 @@ class MessageStore:
         self._reput_thread: threading.Thread | None = None
         self._reput_stop = threading.Event()
         self.group_commit: GroupCommitService | None = None
-        # read on every put (an enum member costs ~0.1 µs to look up on Python 3.11)
+        # read on every put (cheaper than looking the enum member up each time)
         self._sync_flush = c.flush_disk_type is FlushDiskType.SYNC_FLUSH
         #: ``RunningFlags`` (DISK_FULL is set by retention); ``_writeable`` caches ``is_writeable()`` for puts
         self.running_flags = RunningFlags(on_change=self._on_running_flags_changed)
@@ -746,9 +746,9 @@ class MessageStore:
     def disk_util(self) -> str:
         """``SendMessageProcessor.diskUtil``: the used ratios of the CommitLog, ConsumeQueue and
         index partitions (-1: unreadable), as the broker's SERVICE_NOT_AVAILABLE remark shows them."""
-        probe = self.clean_service.options.disk_usage_probe
-        return disk_util(probe(self.config.store_path_commit_log_dir), probe(self.consume_queue_dir),
-                         probe(os.path.join(self.root, "index")))
+        clean = self.clean_service.clean_commit_log_service
+        probe = clean.options.disk_usage_probe
+        return disk_util(probe(clean.physic_path), probe(clean.logics_path), probe(self.index_service.directory))
 
     def execute_delete_files_manually(self) -> None:
         """``executeDeleteFilesManually``: the next 20 clean rounds delete expired CommitLog
