@@ -7,11 +7,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pymq_ref.formats.message import decode_record, encode_message
-from pymq_ref.formats.properties import JavaHashMap, encode_properties
+from pymq_ref.formats.properties import (JavaHashMap, encode_properties, hashmap_order, hashmap_properties,
+                                       java_hashmap_order)
 from pymq_ref.store.clock import ManualClock
 from pymq_ref.store.delay import (DEFAULT_MESSAGE_DELAY_LEVEL, SCHEDULE_TOPIC, DelayLevelFormatError,
-                                  InvalidDelayLevelError, hashmap_properties, java_hashmap_order,
-                                  parse_delay_level, parse_java_integer, transform_delay_level)
+                                  InvalidDelayLevelError, parse_delay_level, parse_java_integer, transform_delay_level)
 from pymq_ref.store.commit_log import PutMessageStatus
 from store_helpers import UNIQ, open_store, vector3_message
 
@@ -165,6 +165,7 @@ def test_fast_hashmap_order_equals_javahashmap(keys, extra):
         m[k] = "w"
     assert list(hashmap_properties(dict.fromkeys(keys, "v"), dict.fromkeys(extra, "w"))) == list(m)
     assert java_hashmap_order(keys) == list(JavaHashMap((k, "v") for k in keys))
+    assert list(hashmap_order(dict.fromkeys(keys, "v"))) == list(JavaHashMap((k, "v") for k in keys))
 
 
 @settings(max_examples=100)

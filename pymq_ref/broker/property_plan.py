@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from operator import itemgetter
 
-from pymq_ref.store.delay import java_hashmap_order
+from pymq_ref.formats.properties import java_hashmap_order
 
 __all__ = ["PropertyPlan", "property_plan", "rebuild_properties"]
 

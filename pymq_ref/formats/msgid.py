@@ -64,9 +64,15 @@ class UniqKey:
 
 def encode_uniq_key(key: UniqKey) -> str:
     """The 32- (IPv4) or 56-character (IPv6) upper-case hex ``UNIQ_KEY``."""
-    ip = Host(key.ip, 0).to_bytes()[:-4]
-    tail = _UNIQ_TAIL.pack(key.pid & 0xFFFF, key.class_loader_hash, key.time_ms, key.counter & 0xFFFF)
-    return (ip + tail).hex().upper()
+    return _encode_uniq_key(_ip_bytes(key.ip), key.pid, key.class_loader_hash, key.time_ms, key.counter)
+
+
+def _ip_bytes(ip: str) -> bytes:
+    return Host(ip, 0).to_bytes()[:-4]
+
+
+def _encode_uniq_key(ip: bytes, pid: int, class_loader_hash: int, time_ms: int, counter: int) -> str:
+    return (ip + _UNIQ_TAIL.pack(pid & 0xFFFF, class_loader_hash, time_ms, counter & 0xFFFF)).hex().upper()
 
 
 def parse_uniq_key(text: str) -> UniqKey:
@@ -114,6 +120,7 @@ class UniqKeyGenerator:
     def __init__(self, ip: str, pid: int, class_loader_hash: int, clock: Callable[[], int],
                  tz: tzinfo = timezone.utc, counter: int = 0):
         self.ip, self.pid, self.class_loader_hash = ip, pid, class_loader_hash
+        self._ip = _ip_bytes(ip)  # parsed once: the id's prefix is the same for every call
         self._clock, self._tz, self._counter = clock, tz, counter
         self._set_start(clock())
 
@@ -128,6 +135,6 @@ class UniqKeyGenerator:
         diff = (now - self._start + 0x80000000) % 0x100000000 - 0x80000000  # Java (int) cast
         if -1_000_000 < diff < 0:
             diff = 0
-        key = UniqKey(self.ip, self.pid, self.class_loader_hash, diff, self._counter)
-        self._counter = (self._counter + 1) & 0xFFFFFFFF
-        return encode_uniq_key(key)
+        counter = self._counter
+        self._counter = (counter + 1) & 0xFFFFFFFF
+        return _encode_uniq_key(self._ip, self.pid, self.class_loader_hash, diff, counter)

@@ -102,13 +102,8 @@ class JavaHashMap(MutableMapping[str, str]):
         for key, value in pairs:
             self[key] = value
 
-    @staticmethod
-    def _spread(key: str) -> int:
-        h = java_string_hash(key) & 0xFFFFFFFF
-        return h ^ (h >> 16)
-
     def _bucket(self, key: str) -> list[str]:
-        return self._buckets[self._spread(key) & (len(self._buckets) - 1)]
+        return self._buckets[_spread(key) & (len(self._buckets) - 1)]
 
     def __setitem__(self, key: str, value: str) -> None:
         if key not in self._values:
@@ -144,9 +139,48 @@ class JavaHashMap(MutableMapping[str, str]):
         return f"JavaHashMap({dict(self.items())!r})"
 
 
+_SPREAD: dict[str, int] = {}  # property names repeat: their spread hashes are remembered
+
+
+def _spread(key: str) -> int:
+    """``HashMap.hash``: the key's ``hashCode`` with its high half folded into the low half."""
+    s = _SPREAD.get(key)
+    if s is None:
+        h = java_string_hash(key) & 0xFFFFFFFF
+        s = h ^ (h >> 16)
+        if len(_SPREAD) < 65536:
+            _SPREAD[key] = s
+    return s
+
+
+def java_hashmap_order(keys: Iterable[str], count: int | None = None) -> list[str]:
+    """Keys in the order a fresh ``HashMap`` (capacity 16, load factor 0.75) filled with them
+    in this order iterates them (``count``: the map's size, when more keys went in than are listed).
+
+    Resizing keeps each bucket's relative order, so the final order is a *stable* sort by the
+    bucket of the final capacity — the same result as :class:`JavaHashMap`, without building
+    buckets (this runs once per put that re-serialises a map; tests check both agree).
+    """
+    keys = list(keys)
+    n = len(keys) if count is None else count
+    cap = 16
+    while n > cap * 3 // 4:
+        cap *= 2
+    mask = cap - 1
+    return sorted(keys, key=lambda k: _spread(k) & mask)
+
+
 def hashmap_order(properties: Mapping[str, str]) -> dict[str, str]:
     """The same entries, re-ordered as a fresh ``HashMap`` filled in the mapping's order would iterate."""
-    return dict(JavaHashMap(properties).items())
+    return {k: properties[k] for k in java_hashmap_order(properties)}
+
+
+def hashmap_properties(properties: Mapping[str, str], extra: Mapping[str, str] = {}) -> dict[str, str]:
+    """``properties`` as a HashMap iterates it after ``put``-ting each of ``extra`` (an existing key
+    keeps its place and takes the new value; a new key goes to the end of its bucket)."""
+    merged = dict(properties)
+    merged.update(extra)
+    return hashmap_order(merged)
 
 
 #: What the well-known keys mean (MessageConst, storage.md §6.1); used by "explain this byte".

@@ -18,12 +18,11 @@ Pure functions: no I/O, no clock. The delivery side lives in :mod:`pymq_ref.brok
 
 from __future__ import annotations
 
-from typing import Iterable, Mapping
+from typing import Mapping
 
 from pymq_ref.errors import PymqError
-from pymq_ref.formats.hashing import java_string_hash
 from pymq_ref.formats.message import MessageRecord
-from pymq_ref.formats.properties import DELAY, REAL_QID, REAL_TOPIC
+from pymq_ref.formats.properties import DELAY, REAL_QID, REAL_TOPIC, hashmap_properties, java_hashmap_order
 from pymq_ref.store.errors import MessageIllegalError
 
 SCHEDULE_TOPIC = "SCHEDULE_TOPIC_XXXX"  # TopicValidator.RMQ_SYS_SCHEDULE_TOPIC
@@ -119,46 +118,6 @@ def delay_time_level(properties: Mapping[str, str]) -> int:
     return level
 
 
-# -- java.util.HashMap iteration order (fast path) ----------------------------------------------
-
-_SPREAD: dict[str, int] = {}
-
-
-def _spread(key: str) -> int:
-    s = _SPREAD.get(key)
-    if s is None:
-        h = java_string_hash(key) & 0xFFFFFFFF
-        s = h ^ (h >> 16)
-        if len(_SPREAD) < 65536:
-            _SPREAD[key] = s
-    return s
-
-
-def java_hashmap_order(keys: Iterable[str], count: int | None = None) -> list[str]:
-    """Keys in the order a fresh ``HashMap`` (capacity 16, load factor 0.75) filled with them
-    in this order iterates them.
-
-    Resizing keeps each bucket's relative order, so the final order is a *stable* sort by the
-    bucket of the final capacity — the same result as :class:`pymq_ref.formats.properties.JavaHashMap`,
-    without building buckets (this runs once per delayed message).
-    """
-    keys = list(keys)
-    n = len(keys) if count is None else count
-    cap = 16
-    while n > cap * 3 // 4:
-        cap *= 2
-    mask = cap - 1
-    return sorted(keys, key=lambda k: _spread(k) & mask)
-
-
-def hashmap_properties(properties: Mapping[str, str], extra: Mapping[str, str] = {}) -> dict[str, str]:
-    """``properties`` as a HashMap iterates it after ``put``-ting each of ``extra`` (an existing key
-    keeps its place and takes the new value; a new key goes to the end of its bucket)."""
-    merged = dict(properties)
-    merged.update(extra)
-    return {k: merged[k] for k in java_hashmap_order(merged)}
-
-
 # -- the rewrite --------------------------------------------------------------------------------
 
 def transform_delay_level(record: MessageRecord, delay_table: Mapping[int, int],
@@ -195,4 +154,4 @@ def transform_delay_level(record: MessageRecord, delay_table: Mapping[int, int],
 __all__ = ["SCHEDULE_TOPIC", "SCHEDULE_TOPIC_QUEUE_NUM", "DEFAULT_MESSAGE_DELAY_LEVEL", "TIME_UNIT_MS",
            "DelayLevelFormatError", "InvalidDelayLevelError", "parse_java_integer", "parse_java_long",
            "parse_delay_level", "delay_level_to_queue_id", "queue_id_to_delay_level", "delay_time_level",
-           "java_hashmap_order", "hashmap_properties", "transform_delay_level"]
+           "transform_delay_level"]

@@ -17,7 +17,8 @@ from typing import Callable
 from pymq_ref.errors import PymqError
 from pymq_ref.formats.message import MessageRecord
 from pymq_ref.formats.properties import REAL_QID, REAL_TOPIC
-from pymq_ref.store.delay import delay_time_level, hashmap_properties, parse_java_long
+from pymq_ref.formats.properties import hashmap_properties
+from pymq_ref.store.delay import delay_time_level, parse_java_long
 
 from .config import TimerConfig
 
