@@ -40,8 +40,8 @@ from pymq_ref.formats.properties import MAX_PROPERTIES_LENGTH, decode_properties
 from pymq_ref.store.clock import Clock
 from pymq_ref.store.dispatch import _TAGS_CODES as _TAGS_CODE_MEMO
 from pymq_ref.store.dispatch import SCHEDULE_TOPIC, DispatchRequest, dispatch_tags_code
-from pymq_ref.store.errors import MessageIllegalError, PropertiesSizeExceededError
-from pymq_ref.store.mapped_file import MappedFileQueue
+from pymq_ref.store.errors import CreateMappedFileError, MessageIllegalError, PropertiesSizeExceededError
+from pymq_ref.store.mapped_file import MappedFileQueue, TransientStorePool
 
 
 class PutMessageStatus(enum.Enum):
@@ -277,8 +277,10 @@ class CommitLog:
 
     def __init__(self, directory: str, file_size: int, clock: Clock, *, read_only: bool = False,
                  delay_table: Mapping[int, int] | None = None, max_message_size: int = 4 * 1024 * 1024,
-                 inline_dispatch: Callable[[list[DispatchRequest]], None] | None = None):
-        self.queue = MappedFileQueue(directory, file_size, read_only=read_only)
+                 inline_dispatch: Callable[[list[DispatchRequest]], None] | None = None,
+                 transient_pool: TransientStorePool | None = None, fast_fail_if_no_buffer: bool = False):
+        self.queue = MappedFileQueue(directory, file_size, read_only=read_only, transient_pool=transient_pool,
+                                     fast_fail_if_no_buffer=fast_fail_if_no_buffer)
         self.file_size = file_size
         self.clock = clock
         self.read_only = read_only
@@ -323,19 +325,19 @@ class CommitLog:
             files = self.queue.files
             mf = files[-1] if files else None
             if mf is None or mf.wrote_position == mf.file_size:
-                mf = self.queue.get_last_mapped_file(0)
+                mf = self._new_file()
             pos = mf.wrote_position
             if n + END_FILE_MIN_BLANK_LENGTH > mf.file_size - pos:
                 remaining = mf.file_size - pos
-                _BLANK.pack_into(mf.mm, pos, remaining, BLANK_MAGIC_CODE)
+                _BLANK.pack_into(mf.append_buffer, pos, remaining, BLANK_MAGIC_CODE)
                 mf.wrote_position = mf.file_size
                 mf.store_timestamp = now
-                mf = self.queue.get_last_mapped_file(0)
+                mf = self._new_file()
                 pos = mf.wrote_position
             table = self.topic_queue_table
             queue_offset = table.get(key, 0) if advances else 0
             phy = mf.file_from_offset + pos
-            mm = mf.mm
+            mm = mf.append_buffer  # the mapping, or the transient pool's write buffer
             mm[pos:pos + n] = data
             if single:
                 _pack_queue_and_phy(mm, pos + 20, queue_offset, phy)
@@ -365,6 +367,18 @@ class CommitLog:
                     reqs = self._requests(enc, offsets, queue_offset, now, advances)
                 self.inline_dispatch(reqs)
         return AppendMessageResult(phy, n, now, queue_offset, len(starts), enc.store_host, offsets)
+
+    def _new_file(self):
+        """The segment to append to after a roll (or the first one); CreateMappedFileError if none."""
+        queue = self.queue
+        try:
+            mf = queue.get_last_mapped_file(0)
+        except OSError as e:
+            raise CreateMappedFileError(queue.directory, str(e)) from e
+        if mf is None:
+            raise CreateMappedFileError(queue.directory, "the transient store pool has no buffer left "
+                                                         "(fastFailIfNoBufferInStorePool)")
+        return mf
 
     def _requests(self, enc: EncodedPut, offsets, queue_offset: int, now: int, advances: bool) -> list[DispatchRequest]:
         reqs = []

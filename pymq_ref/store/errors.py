@@ -47,3 +47,13 @@ class PropertiesSizeExceededError(MessageIllegalError):
 
 # the brief's name for it
 PropertiesSizeExceeded = PropertiesSizeExceededError
+
+
+class CreateMappedFileError(StoreError):
+    """The CommitLog needed a new segment and could not create it (PutMessageStatus.CREATE_MAPEDFILE_FAILED):
+    the file could not be made (``OSError``), or the transient store pool is empty and
+    ``fastFailIfNoBufferInStorePool`` is set."""
+
+    def __init__(self, path: str, reason: str):
+        super().__init__(f"{path}: could not create the next CommitLog file: {reason}")
+        self.path = path

@@ -8,6 +8,10 @@
 * :class:`FlushRealTimeService` (ASYNC_FLUSH): every ``flush_interval_commit_log`` ms flush if
   at least ``flush_commit_log_least_pages`` pages are dirty; a full flush every
   ``flush_commit_log_thorough_interval`` ms; a full flush at shutdown.
+* :class:`CommitRealTimeService` (ASYNC_FLUSH with the transient store pool): every
+  ``commit_interval_commit_log`` ms, or when a put wakes it, write at least
+  ``commit_commit_log_least_pages`` pages of the write buffer to the file (everything once
+  ``commit_commit_log_thorough_interval`` ms passed since the last commit); everything at shutdown.
 * :class:`FlushConsumeQueueService`: ConsumeQueues every ``flush_interval_consume_queue`` ms
   (least pages 2), full flush plus checkpoint every ``flush_consume_queue_thorough_interval``.
 
@@ -18,8 +22,11 @@ mode makes on demand). Call order for each: construct → ``start()`` → … �
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 import time
+
+_log = logging.getLogger(__name__)
 
 
 class _Service:
@@ -264,6 +271,58 @@ class GroupCommitService(_Service):
         if self._thread is not None:
             self._thread.join(timeout=self.shutdown_timeout_s)  # a stuck flush: give up waiting
             self._thread = None
+
+
+class CommitRealTimeService(_Service):
+    """``CommitLog.CommitRealTimeService``: moves appended bytes from the transient pool's write
+    buffer into the CommitLog file, where readers (reput) and the flush service can see them.
+
+    A round: least pages is ``least_pages``, or 0 when ``thorough_interval_ms`` passed since the
+    last commit; ``queue.commit(least)``; if something was committed, the last-commit time is
+    now and ``on_committed`` is called (RocketMQ wakes the flush service, which — with
+    ``flushCommitLogTimed`` — sleeps its interval anyway). Then it waits ``interval_ms`` or until
+    :meth:`wakeup` (every ASYNC put calls it). At shutdown: ``commit(0)`` until nothing is left,
+    10 tries at most. It must not flush: durability stays the flush service's job.
+    """
+
+    name = "CommitRealTimeService"
+
+    def __init__(self, commit_log, interval_ms: int = 200, least_pages: int = 4, thorough_interval_ms: int = 200,
+                 on_committed=None):
+        super().__init__()
+        self.commit_log = commit_log
+        self.interval_ms = interval_ms
+        self.least_pages = least_pages
+        self.thorough_interval_ms = thorough_interval_ms
+        self.on_committed = on_committed
+        self._wake = threading.Event()
+        self._last_commit = 0.0
+        self.last_error: BaseException | None = None
+
+    def wakeup(self) -> None:
+        self._wake.set()
+
+    def _run(self) -> None:
+        queue = self.commit_log.queue
+        while not self._stop.is_set():
+            self._wake.clear()  # a put's wakeup during the round makes the next wait return at once
+            least = self.least_pages
+            begin = time.monotonic()
+            if (begin - self._last_commit) * 1000 >= self.thorough_interval_ms:
+                self._last_commit = begin
+                least = 0
+            try:
+                if not queue.commit(least):  # False: something was committed
+                    self._last_commit = time.monotonic()
+                    if self.on_committed is not None:
+                        self.on_committed()
+            except Exception as e:  # RocketMQ logs it and goes on with the next round
+                self.last_error = e
+                _log.error("%s: commit failed: %s", self.name, e)
+            self._wake.wait(self.interval_ms / 1000)
+        for _ in range(10):  # RETRY_TIMES_OVER
+            if queue.commit(0):
+                break
 
 
 class FlushRealTimeService(_Service):

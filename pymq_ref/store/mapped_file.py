@@ -4,14 +4,20 @@ A *segment* is a fixed-size file named by the 20-digit logical offset of its fir
 (``storage.md`` §1.1). A :class:`MappedFileQueue` is the ordered chain of segments of one log
 (the CommitLog, or one ConsumeQueue). Each :class:`MappedFile` tracks three positions:
 
-* ``wrote_position``  — bytes appended (in the page cache, visible to readers);
-* ``committed_position`` — same as wrote (we have no transient store pool);
-* ``flushed_position`` — bytes known to be on disk (``msync``).
+* ``wrote_position``  — bytes appended;
+* ``committed_position`` — bytes in the file's page cache, the most readers may see;
+* ``flushed_position`` — bytes known to be on disk (``fdatasync``).
 
-Theory of operation: appends copy bytes into the mapping (one copy, no syscall); ``flush``
-calls ``msync`` over the dirty pages only when enough pages are dirty (``leastPages``), exactly
-like RocketMQ's ``MappedFile.isAbleToFlush``. A segment is created at its full size (sparse),
-so a reader always finds zeros after the last record.
+Theory of operation: appends copy bytes into the mapping (one copy, no syscall), so committed
+is wrote; ``flush`` syncs the dirty pages only when enough pages are dirty (``leastPages``),
+exactly like RocketMQ's ``MappedFile.isAbleToFlush``. A segment is created at its full size
+(sparse), so a reader always finds zeros after the last record.
+
+With a :class:`TransientStorePool` (``transientStorePoolEnable``, CommitLog only) a new
+segment borrows a *write buffer* from the pool: appends go to that buffer, and ``commit``
+writes the new bytes to the file (``FileChannel.write``, here ``pwrite``) — only then can
+readers see them, and only then can ``flush`` sync them. Once the whole segment is committed
+the buffer goes back to the pool. A segment mapped at load time never has one (as 4.9.4).
 
 Read-only mode (``read_only=True``) opens files with ``O_RDONLY`` and maps them with
 ``ACCESS_READ``: it never creates, extends, truncates or deletes anything. Loading refuses a
@@ -23,10 +29,13 @@ This module must not know about record layouts: it moves bytes.
 
 from __future__ import annotations
 
+import collections
+import logging
 import mmap
 import os
 import re
 import sys
+import threading
 from dataclasses import dataclass
 from typing import Iterable
 
@@ -37,6 +46,7 @@ OS_PAGE_SIZE = 4096
 DELETE_FILES_BATCH_MAX = 10
 _SEGMENT_NAME = re.compile(r"^\d{20}$")
 _USE_FDATASYNC = sys.platform.startswith("linux") and hasattr(os, "fdatasync")
+_log = logging.getLogger(__name__)
 
 
 def offset_to_file_name(offset: int) -> str:
@@ -79,11 +89,12 @@ class MappedFile:
     ``destroy()``. After close, every operation raises :class:`StoreClosedError`.
     """
 
-    __slots__ = ("path", "file_name", "file_size", "file_from_offset", "read_only", "mm",
-                 "wrote_position", "flushed_position", "store_timestamp", "first_create_in_queue",
-                 "_fd", "_closed")
+    __slots__ = ("path", "file_name", "file_size", "file_from_offset", "read_only", "mm", "append_buffer",
+                 "write_buffer", "transient_pool", "wrote_position", "flushed_position", "store_timestamp",
+                 "first_create_in_queue", "_committed", "_fd", "_closed")
 
-    def __init__(self, path: str, file_size: int, *, read_only: bool = False, create: bool = True):
+    def __init__(self, path: str, file_size: int, *, read_only: bool = False, create: bool = True,
+                 transient_pool: "TransientStorePool | None" = None):
         self.path = path
         self.file_name = os.path.basename(path)
         self.file_size = file_size
@@ -112,7 +123,13 @@ class MappedFile:
                 os.ftruncate(self._fd, file_size)
                 os.rename(tmp, path)
             self.mm = mmap.mmap(self._fd, file_size, access=mmap.ACCESS_WRITE)
+        #: the transient pool's buffer appends go to until all of it is committed (else None)
+        self.write_buffer = transient_pool.borrow_buffer() if transient_pool is not None and not read_only else None
+        self.transient_pool = transient_pool if self.write_buffer is not None else None
+        #: where appends copy their bytes: the write buffer, or the mapping itself
+        self.append_buffer = self.mm if self.write_buffer is None else self.write_buffer
         self.wrote_position = 0
+        self._committed = 0  # meaningful only while there is a write buffer
         self.flushed_position = 0
         self.store_timestamp = 0  # store timestamp of the last message appended (CommitLog only)
         self.first_create_in_queue = False  # created when its queue had no file (ConsumeQueue pre-blank rule)
@@ -121,16 +138,16 @@ class MappedFile:
     # -- positions --------------------------------------------------------------------------
     @property
     def committed_position(self) -> int:
-        return self.wrote_position
+        return self.wrote_position if self.write_buffer is None else self._committed
 
     @property
     def read_position(self) -> int:
-        """How far readers may read (``getReadPosition``)."""
-        return self.wrote_position
+        """How far readers may read (``getReadPosition``): the committed position."""
+        return self.wrote_position if self.write_buffer is None else self._committed
 
     def set_positions(self, position: int) -> None:
         """Set wrote/committed/flushed to ``position`` (recovery, truncation)."""
-        self.wrote_position = self.flushed_position = position
+        self.wrote_position = self.flushed_position = self._committed = position
 
     @property
     def is_full(self) -> bool:
@@ -158,7 +175,7 @@ class MappedFile:
         end = pos + len(data)
         if end > self.file_size:
             return False
-        self.mm[pos:end] = data
+        self.append_buffer[pos:end] = data
         self.wrote_position = end
         return True
 
@@ -178,10 +195,46 @@ class MappedFile:
                 self.mm[pos:pos + n] = zeros[:n]
             pos += n
 
+    # -- committing (transient store pool) -------------------------------------------------
+    def is_able_to_commit(self, least_pages: int) -> bool:
+        """``MappedFile.isAbleToCommit``: the same page rule as flushing, wrote vs committed."""
+        committed, write = self._committed, self.wrote_position
+        if self.is_full:
+            return True
+        if least_pages > 0:
+            return (write // OS_PAGE_SIZE) - (committed // OS_PAGE_SIZE) >= least_pages
+        return write > committed
+
+    def commit(self, least_pages: int = 0) -> int:
+        """``MappedFile.commit``: write the buffer's uncommitted bytes to the file if allowed by
+        ``least_pages``; give the buffer back once the whole segment is committed. Returns the
+        committed position (without a write buffer: the wrote position, nothing to do)."""
+        buf = self.write_buffer
+        if buf is None:
+            return self.wrote_position
+        if self._closed:
+            return self._committed
+        if self.is_able_to_commit(least_pages):
+            start, end = self._committed, self.wrote_position
+            if end > start:
+                with memoryview(buf) as view:  # FileChannel.write(writeBuffer[start:end]) at start
+                    _write_fully(self._fd, view[start:end], start)
+                self._committed = end
+        if self._committed == self.file_size:
+            self._release_write_buffer()
+        return self._committed
+
+    def _release_write_buffer(self) -> None:
+        buf, pool = self.write_buffer, self.transient_pool
+        self.write_buffer = self.transient_pool = None
+        self.append_buffer = self.mm
+        if pool is not None and buf is not None:
+            pool.return_buffer(buf)
+
     # -- flushing ---------------------------------------------------------------------------
     def is_able_to_flush(self, least_pages: int) -> bool:
-        """``MappedFile.isAbleToFlush``."""
-        flushed, write = self.flushed_position, self.wrote_position
+        """``MappedFile.isAbleToFlush`` (up to the read position: with a write buffer, what is committed)."""
+        flushed, write = self.flushed_position, self.read_position
         if self.is_full:
             return write > flushed or flushed < self.file_size
         if least_pages > 0:
@@ -189,11 +242,11 @@ class MappedFile:
         return write > flushed
 
     def flush(self, least_pages: int = 0) -> int:
-        """``msync`` the dirty range if allowed by ``least_pages``; returns the flushed position."""
+        """Sync the dirty range if allowed by ``least_pages``; returns the flushed position."""
         if self._closed:
             return self.flushed_position
         if self.is_able_to_flush(least_pages):
-            write = self.wrote_position
+            write = self.read_position
             if not self.read_only and write > self.flushed_position:
                 if _USE_FDATASYNC:
                     # Linux: one page cache, so fdatasync writes the mmap's dirty pages too, and
@@ -226,6 +279,7 @@ class MappedFile:
         if self._closed:
             return
         self._closed = True
+        self._release_write_buffer()  # uncommitted bytes are lost, as when the process dies
         try:
             self.mm.close()
         finally:
@@ -242,8 +296,59 @@ class MappedFile:
             pass
 
     def __repr__(self) -> str:
-        return (f"MappedFile({self.file_name}, size={self.file_size}, wrote={self.wrote_position}, "
+        committed = "" if self.write_buffer is None else f", committed={self._committed}"
+        return (f"MappedFile({self.file_name}, size={self.file_size}, wrote={self.wrote_position}{committed}, "
                 f"flushed={self.flushed_position}{', ro' if self.read_only else ''})")
+
+
+def _write_fully(fd: int, data: memoryview, offset: int) -> None:
+    """``pwrite`` all of ``data`` at ``offset`` (a short write continues where it stopped)."""
+    while len(data):
+        n = os.pwrite(fd, data, offset)
+        data, offset = data[n:], offset + n
+
+
+class TransientStorePool:
+    """``TransientStorePool``: ``pool_size`` write buffers of one CommitLog segment each.
+
+    RocketMQ allocates direct buffers and ``mlock``\ s them so appends never fault; here each
+    buffer is an anonymous mapping (zero pages until touched; not locked). A borrowed buffer
+    comes back with the previous segment's bytes in it, as in Java: only ``[committed, wrote)``
+    is ever written to a file. ``borrow_buffer`` answers None when the pool is empty (the new
+    segment then takes appends directly, as a 4.9.4 ``MappedFile`` whose ``writeBuffer`` is null).
+
+    Call order: construct (allocates) → ``borrow_buffer`` / ``return_buffer`` (any thread) → ``destroy()``.
+    """
+
+    def __init__(self, pool_size: int, file_size: int):
+        if pool_size < 0 or file_size <= 0:
+            raise ValueError(f"transient store pool: expected pool_size >= 0 and file_size > 0, got "
+                             f"{pool_size} and {file_size}")
+        self.pool_size = pool_size
+        self.file_size = file_size
+        self._available = collections.deque(mmap.mmap(-1, file_size) for _ in range(pool_size))
+        self._lock = threading.Lock()
+
+    def borrow_buffer(self) -> "mmap.mmap | None":
+        with self._lock:
+            buf = self._available.popleft() if self._available else None
+            left = len(self._available)
+        if left < self.pool_size * 0.4:
+            _log.warning("TransientStorePool only remain %d sheets.", left)
+        return buf
+
+    def return_buffer(self, buf) -> None:
+        with self._lock:
+            self._available.appendleft(buf)
+
+    def available_buffer_nums(self) -> int:
+        """``availableBufferNums`` (for a store without a pool, ``MessageStore`` answers 2**31 - 1)."""
+        return len(self._available)
+
+    def destroy(self) -> None:
+        with self._lock:
+            while self._available:
+                self._available.popleft().close()
 
 
 class MappedFileQueue:
@@ -254,10 +359,15 @@ class MappedFileQueue:
     ``get_last_mapped_file`` / ``find_mapped_file_by_offset`` … → ``shutdown()``.
     """
 
-    def __init__(self, directory: str, file_size: int, *, read_only: bool = False):
+    def __init__(self, directory: str, file_size: int, *, read_only: bool = False,
+                 transient_pool: TransientStorePool | None = None, fast_fail_if_no_buffer: bool = False):
         self.directory = directory
         self.file_size = file_size
         self.read_only = read_only
+        #: new segments borrow a write buffer here (CommitLog with ``transientStorePoolEnable``)
+        self.transient_pool = transient_pool
+        #: ``fastFailIfNoBufferInStorePool``: refuse to create a segment when the pool is empty
+        self.fast_fail_if_no_buffer = fast_fail_if_no_buffer
         self.files: list[MappedFile] = []
         self.flushed_where = 0
         self.committed_where = 0
@@ -294,7 +404,9 @@ class MappedFileQueue:
         return self.files[-1] if self.files else None
 
     def get_last_mapped_file(self, start_offset: int = 0, need_create: bool = True) -> MappedFile | None:
-        """The last file; creates one when there is none or it is full (``getLastMappedFile``)."""
+        """The last file; creates one when there is none or it is full (``getLastMappedFile``).
+        None when a new file is needed but the transient pool is empty and ``fast_fail_if_no_buffer``
+        (4.9.4's allocate service then creates nothing); an ``OSError`` if creating it fails."""
         last = self.files[-1] if self.files else None
         if last is not None and not last.is_full:
             return last
@@ -306,7 +418,11 @@ class MappedFileQueue:
             create_offset = start_offset - start_offset % self.file_size
         else:
             create_offset = last.file_from_offset + self.file_size
-        mf = MappedFile(os.path.join(self.directory, offset_to_file_name(create_offset)), self.file_size)
+        pool = self.transient_pool
+        if pool is not None and self.fast_fail_if_no_buffer and pool.available_buffer_nums() == 0:
+            return None
+        mf = MappedFile(os.path.join(self.directory, offset_to_file_name(create_offset)), self.file_size,
+                        transient_pool=pool)
         mf.first_create_in_queue = not self.files
         self.files.append(mf)
         return mf
@@ -351,6 +467,12 @@ class MappedFileQueue:
         last = self.last
         return last.file_from_offset + last.wrote_position if last else 0
 
+    def remain_how_many_data_to_commit(self) -> int:
+        return self.max_wrote_position - self.committed_where
+
+    def remain_how_many_data_to_flush(self) -> int:
+        return self.max_offset - self.flushed_where
+
     def roll_next_file(self, offset: int) -> int:
         return offset + self.file_size - offset % self.file_size
 
@@ -369,7 +491,25 @@ class MappedFileQueue:
                 return None
             raise
 
-    # -- flushing ---------------------------------------------------------------------------
+    # -- committing and flushing -------------------------------------------------------------
+    def commit(self, least_pages: int = 0) -> bool:
+        """Commit the file holding ``committed_where`` (``MappedFileQueue.commit``); True when
+        nothing was committed. One file per call: after a roll, the next call goes on."""
+        mf = self.find_mapped_file_by_offset(self.committed_where, self.committed_where == 0)
+        if mf is None:
+            return True
+        where = mf.file_from_offset + mf.commit(least_pages)
+        nothing = where == self.committed_where
+        self.committed_where = where
+        return nothing
+
+    def commit_all(self) -> None:
+        """Commit until every appended byte is in the files (shutdown, on-demand commits)."""
+        for _ in range(len(self.files) + 1):
+            if self.committed_where >= self.max_wrote_position:
+                break
+            self.commit(0)
+
     def flush(self, least_pages: int = 0) -> bool:
         """Flush the file holding ``flushed_where``; True when nothing was flushed (like RocketMQ)."""
         mf = self.find_mapped_file_by_offset(self.flushed_where, self.flushed_where == 0)
@@ -385,10 +525,10 @@ class MappedFileQueue:
         return nothing
 
     def flush_all(self) -> None:
-        """Flush until everything written is on disk (used at shutdown and by SYNC flush)."""
+        """Flush until everything readable (committed) is on disk (shutdown, SYNC flush)."""
         for _ in range(len(self.files) + 1):
             self.flush(0)
-            if self.flushed_where >= self.max_wrote_position:
+            if self.flushed_where >= self.max_offset:
                 break
 
     # -- truncation and deletion ------------------------------------------------------------

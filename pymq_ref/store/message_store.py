@@ -51,9 +51,11 @@ from pymq_ref.store.consume_queue import ConsumeQueue
 from pymq_ref.store.delay import transform_delay_level
 from pymq_ref.store.dispatch import (BuildConsumeQueue, BuildIndex, DispatchRequest,
                                     check_message_and_return_size)
-from pymq_ref.store.errors import (MessageIllegalError, PropertiesSizeExceededError, StoreClosedError,
-                                   StoreLockedError)
-from pymq_ref.store.flush import FlushConsumeQueueService, FlushRealTimeService, GroupCommitService
+from pymq_ref.store.errors import (CreateMappedFileError, MessageIllegalError, PropertiesSizeExceededError,
+                                   StoreClosedError, StoreLockedError)
+from pymq_ref.store.flush import (CommitRealTimeService, FlushConsumeQueueService, FlushRealTimeService,
+                                  GroupCommitService)
+from pymq_ref.store.mapped_file import TransientStorePool
 from pymq_ref.store.index import IndexService
 from pymq_ref.store.clean_service import CleanFilesService, RetentionOptions
 from pymq_ref.store.retention import RunningFlags, disk_util
@@ -127,6 +129,7 @@ def _record_properties(data: bytes) -> dict[str, str]:
 
 
 _PUT_OK = PutMessageStatus.PUT_OK
+_INT_MAX = 2**31 - 1
 _LOCKED_DIRS: set[str] = set()
 _LOCKED_DIRS_GUARD = threading.Lock()
 
@@ -145,10 +148,19 @@ class MessageStore:
         c = self.config
         self.root = c.store_path_root_dir
         self.delay_table = c.delay_level_table
+        #: ``TransientStorePool`` when ``transientStorePoolEnable`` is in effect (ASYNC_FLUSH, not a
+        #: SLAVE): appends then become readable only when committed, so dispatch follows the
+        #: commit (reput), never the put
+        self.transient_pool = (TransientStorePool(c.transient_store_pool_size, c.mapped_file_size_commit_log)
+                               if c.is_transient_store_pool_enable() and not read_only else None)
+        if self.transient_pool is not None:
+            self.inline_dispatch = False
         self.commit_log = CommitLog(c.store_path_commit_log_dir, c.mapped_file_size_commit_log, self.clock,
                                     read_only=read_only, delay_table=self.delay_table,
                                     max_message_size=c.max_message_size,
-                                    inline_dispatch=self._dispatch_many if self.inline_dispatch else None)
+                                    inline_dispatch=self._dispatch_many if self.inline_dispatch else None,
+                                    transient_pool=self.transient_pool,
+                                    fast_fail_if_no_buffer=c.fast_fail_if_no_buffer_in_store_pool)
         self.consume_queue_table: dict[str, dict[int, ConsumeQueue]] = {}
         self.checkpoint: StoreCheckpoint | None = None
         self.index_service = IndexService(os.path.join(self.root, "index"), c.max_hash_slot_num, c.max_index_num,
@@ -171,6 +183,9 @@ class MessageStore:
         self._reput_thread: threading.Thread | None = None
         self._reput_stop = threading.Event()
         self.group_commit: GroupCommitService | None = None
+        self.commit_service: CommitRealTimeService | None = None
+        #: what an ASYNC put (or a SYNC put with WAIT=false) wakes: the group commit or the commit service
+        self._wake_on_put: Callable[[], None] | None = None
         # read on every put (cheaper than looking the enum member up each time)
         self._sync_flush = c.flush_disk_type is FlushDiskType.SYNC_FLUSH
         #: ``RunningFlags`` (DISK_FULL is set by retention); ``_writeable`` caches ``is_writeable()`` for puts
@@ -313,7 +328,14 @@ class MessageStore:
             if c.flush_disk_type is FlushDiskType.SYNC_FLUSH:
                 self.group_commit = GroupCommitService(self.commit_log, on_flushed)
                 self._services.append(self.group_commit)
+                self._wake_on_put = self.group_commit.wakeup
             else:
+                if self.transient_pool is not None:  # stopped before the flush service, as in CommitLog.shutdown
+                    self.commit_service = CommitRealTimeService(
+                        self.commit_log, c.commit_interval_commit_log, c.commit_commit_log_least_pages,
+                        c.commit_commit_log_thorough_interval)
+                    self._services.append(self.commit_service)
+                    self._wake_on_put = self.commit_service.wakeup
                 self._services.append(FlushRealTimeService(
                     self.commit_log, c.flush_interval_commit_log, c.flush_commit_log_least_pages,
                     c.flush_commit_log_thorough_interval, on_flushed))
@@ -342,6 +364,7 @@ class MessageStore:
         for s in self._services:
             s.shutdown()
         if running:
+            self._commit_all()
             self.do_reput()
             self.flush()
             # RocketMQ keeps the abort file (next start recovers abnormally) when not writeable
@@ -351,6 +374,8 @@ class MessageStore:
                 except FileNotFoundError:
                     pass
         self._close_files()
+        if self.transient_pool is not None:
+            self.transient_pool.destroy()
         self._release_lock()
 
     def _close_files(self) -> None:
@@ -448,12 +473,46 @@ class MessageStore:
         while not self._reput_stop.wait(0.001):
             self.do_reput()
 
-    # -- flushing ---------------------------------------------------------------------------
+    # -- committing and flushing -------------------------------------------------------------
+    def commit(self, least_pages: int = 0) -> int:
+        """``CommitRealTimeService``'s work, on demand (transient store pool): write the write
+        buffers' new bytes into the CommitLog files — at least ``least_pages`` pages of the
+        last file, or all of them with 0 — and, without a reput thread, dispatch what became
+        readable. Returns how many bytes were committed (0 without a pool: nothing to do)."""
+        self._check_running()
+        if self.transient_pool is None:
+            return 0
+        queue = self.commit_log.queue
+        before = queue.committed_where
+        for _ in range(len(queue.files) + 1):
+            if queue.commit(least_pages):
+                break
+        if self._reput_thread is None:
+            self.do_reput()
+        return queue.committed_where - before
+
+    def _commit_all(self) -> None:
+        if self.transient_pool is not None:
+            self.commit_log.queue.commit_all()
+
+    def remain_transient_store_buffer_nums(self) -> int:
+        """``remainTransientStoreBufferNumbs``: free write buffers (2**31 - 1 without a pool)."""
+        return self.transient_pool.available_buffer_nums() if self.transient_pool is not None else _INT_MAX
+
+    def is_transient_store_pool_deficient(self) -> bool:
+        """``isTransientStorePoolDeficient``: no write buffer left (the broker then rejects sends)."""
+        return self.remain_transient_store_buffer_nums() == 0
+
     def flush(self) -> None:
-        """Flush the CommitLog, every ConsumeQueue and the index files, then the checkpoint."""
+        """Commit (transient pool), then flush the CommitLog, every ConsumeQueue and the index
+        files, then the checkpoint."""
         cl = self.commit_log
         if cl.read_only:
             return
+        if self.transient_pool is not None:
+            self._commit_all()
+            if self._reput_thread is None:
+                self.do_reput()
         cl.queue.flush_all()
         if cl.queue.store_timestamp > 0:
             self._on_commit_log_flushed(cl.queue.store_timestamp)
@@ -552,6 +611,8 @@ class MessageStore:
             result = self.commit_log.append(enc)
         except MessageIllegalError as e:
             return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, error=str(e))
+        except CreateMappedFileError as e:
+            return PutMessageResult(PutMessageStatus.CREATE_MAPEDFILE_FAILED, error=str(e))
         if self._sync_flush and enc.wait_store_msg_ok:
             end = result.wrote_offset + result.wrote_bytes
             if self.group_commit is not None:
@@ -560,8 +621,8 @@ class MessageStore:
                 ok = self._flush_inline(end)
             if not ok:
                 return PutMessageResult(PutMessageStatus.FLUSH_DISK_TIMEOUT, result)
-        elif self.group_commit is not None:
-            self.group_commit.wakeup()
+        elif self._wake_on_put is not None:
+            self._wake_on_put()
         return PutMessageResult(_PUT_OK, result)
 
     async def _append_async(self, enc) -> PutMessageResult:
@@ -569,6 +630,8 @@ class MessageStore:
             result = self.commit_log.append(enc)
         except MessageIllegalError as e:
             return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, error=str(e))
+        except CreateMappedFileError as e:
+            return PutMessageResult(PutMessageStatus.CREATE_MAPEDFILE_FAILED, error=str(e))
         if self._sync_flush and enc.wait_store_msg_ok:
             end = result.wrote_offset + result.wrote_bytes
             gc = self.group_commit
@@ -580,8 +643,8 @@ class MessageStore:
                 ok = await gc.flushed_async(end, self.config.sync_flush_timeout)
             if not ok:
                 return PutMessageResult(PutMessageStatus.FLUSH_DISK_TIMEOUT, result)
-        elif self.group_commit is not None:
-            self.group_commit.wakeup()
+        elif self._wake_on_put is not None:
+            self._wake_on_put()
         return PutMessageResult(_PUT_OK, result)
 
     def _flush_inline(self, end: int) -> bool:

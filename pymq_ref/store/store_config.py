@@ -102,6 +102,12 @@ class MessageStoreConfig:
     #: deterministic; "local" follows the machine; otherwise an IANA name ("Asia/Shanghai").
     index_file_time_zone: str = "UTC"
 
+    def is_transient_store_pool_enable(self) -> bool:
+        """Java's ``isTransientStorePoolEnable()``: the flag, and only with ASYNC_FLUSH on a
+        broker that is not a SLAVE (otherwise the pool is silently not used)."""
+        return (self.transient_store_pool_enable and self.flush_disk_type is FlushDiskType.ASYNC_FLUSH
+                and self.broker_role is not BrokerRole.SLAVE)
+
     @property
     def store_path_commit_log_dir(self) -> str:
         return self.store_path_commit_log or os.path.join(self.store_path_root_dir, "commitlog")
