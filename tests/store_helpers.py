@@ -45,10 +45,12 @@ def open_store(root, clock=None, **kw) -> MessageStore:
                              threads=threads, read_only=read_only)
 
 
-def kill_test_config(root, flush_disk_type) -> MessageStoreConfig:
+def kill_test_config(root, flush_disk_type, transient_pool: bool = False) -> MessageStoreConfig:
     return small_config(root, mapped_file_size_commit_log=64 * 1024, mapped_file_size_consume_queue=20 * 64,
                         max_hash_slot_num=128, max_index_num=256, flush_disk_type=flush_disk_type,
-                        flush_interval_commit_log=20, flush_commit_log_thorough_interval=100)
+                        flush_interval_commit_log=20, flush_commit_log_thorough_interval=100,
+                        transient_store_pool_enable=transient_pool, commit_interval_commit_log=20,
+                        commit_commit_log_thorough_interval=50)
 
 
 def kill_test_message(i: int) -> MessageRecord:

@@ -1,6 +1,7 @@
 """Writer process for the kill -9 test: puts messages forever and prints one ACK line per stored message.
 
-Usage: python tests/store_kill_writer.py ROOT SYNC_FLUSH|ASYNC_FLUSH START_ID WRITERS [threads|tasks]
+Usage: python tests/store_kill_writer.py ROOT SYNC_FLUSH|ASYNC_FLUSH|ASYNC_FLUSH+POOL START_ID WRITERS [threads|tasks]
+(``+POOL``: with the transient store pool.)
 ``threads`` (default): WRITERS threads calling ``put_message``; ``tasks``: WRITERS asyncio tasks
 awaiting ``async_put_message`` on one loop. An ACK is printed only once the put returned PUT_OK.
 ACK line: ``ACK <id> <phy_offset> <queue_id> <queue_offset> <store_timestamp>``.
@@ -23,7 +24,8 @@ from store_helpers import kill_test_config, kill_test_message  # noqa: E402
 def main() -> None:
     root, mode, start, writers = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
     kind = sys.argv[5] if len(sys.argv) > 5 else "threads"
-    config = kill_test_config(root, FlushDiskType[mode])
+    flush, _, pool = mode.partition("+")
+    config = kill_test_config(root, FlushDiskType[flush], transient_pool=pool == "POOL")
     store = MessageStore.open(config, threads=True, inline_dispatch=False)
     out = sys.stdout
     lock = threading.Lock()

@@ -120,8 +120,13 @@ class MappedFile:
                 # a crash can never leave a short segment behind (RocketMQ would refuse to start)
                 tmp = path + ".creating"
                 self._fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
-                os.ftruncate(self._fd, file_size)
-                os.rename(tmp, path)
+                try:
+                    os.ftruncate(self._fd, file_size)
+                    os.rename(tmp, path)
+                except OSError:  # e.g. ENOSPC: leave nothing behind
+                    os.close(self._fd)
+                    os.remove(tmp)
+                    raise
             self.mm = mmap.mmap(self._fd, file_size, access=mmap.ACCESS_WRITE)
         #: the transient pool's buffer appends go to until all of it is committed (else None)
         self.write_buffer = transient_pool.borrow_buffer() if transient_pool is not None and not read_only else None
@@ -311,11 +316,14 @@ def _write_fully(fd: int, data: memoryview, offset: int) -> None:
 class TransientStorePool:
     """``TransientStorePool``: ``pool_size`` write buffers of one CommitLog segment each.
 
-    RocketMQ allocates direct buffers and ``mlock``\ s them so appends never fault; here each
-    buffer is an anonymous mapping (zero pages until touched; not locked). A borrowed buffer
-    comes back with the previous segment's bytes in it, as in Java: only ``[committed, wrote)``
-    is ever written to a file. ``borrow_buffer`` answers None when the pool is empty (the new
-    segment then takes appends directly, as a 4.9.4 ``MappedFile`` whose ``writeBuffer`` is null).
+    RocketMQ allocates direct buffers and locks them in RAM (``mlock``) so appends never fault;
+    here each buffer is an anonymous mapping (zero pages until touched; not locked). A borrowed
+    buffer still holds the bytes of the segment it served before, as in Java, and ``commit``
+    writes ``[committed, wrote)`` — after an end-of-file blank (8 bytes, but ``wrote`` jumps to
+    the end) that range carries those old bytes into the new file. Readers stop at the blank,
+    so they never see them; a 4.9.4 store written with the pool has them too.
+    ``borrow_buffer`` answers None when the pool is empty (the new segment then takes appends
+    directly, as a 4.9.4 ``MappedFile`` whose ``writeBuffer`` is null).
 
     Call order: construct (allocates) → ``borrow_buffer`` / ``return_buffer`` (any thread) → ``destroy()``.
     """
@@ -368,6 +376,7 @@ class MappedFileQueue:
         self.transient_pool = transient_pool
         #: ``fastFailIfNoBufferInStorePool``: refuse to create a segment when the pool is empty
         self.fast_fail_if_no_buffer = fast_fail_if_no_buffer
+        self._commit_lock = threading.Lock()  # the commit service and an on-demand commit may race
         self.files: list[MappedFile] = []
         self.flushed_where = 0
         self.committed_where = 0
@@ -495,13 +504,14 @@ class MappedFileQueue:
     def commit(self, least_pages: int = 0) -> bool:
         """Commit the file holding ``committed_where`` (``MappedFileQueue.commit``); True when
         nothing was committed. One file per call: after a roll, the next call goes on."""
-        mf = self.find_mapped_file_by_offset(self.committed_where, self.committed_where == 0)
-        if mf is None:
-            return True
-        where = mf.file_from_offset + mf.commit(least_pages)
-        nothing = where == self.committed_where
-        self.committed_where = where
-        return nothing
+        with self._commit_lock:
+            mf = self.find_mapped_file_by_offset(self.committed_where, self.committed_where == 0)
+            if mf is None:
+                return True
+            where = mf.file_from_offset + mf.commit(least_pages)
+            nothing = where == self.committed_where
+            self.committed_where = where
+            return nothing
 
     def commit_all(self) -> None:
         """Commit until every appended byte is in the files (shutdown, on-demand commits)."""

@@ -25,6 +25,11 @@ Two ways to run:
   round only when told: ``clean_service.run_once(now_ms)``).
   ``inline_dispatch=True`` keeps dispatch on the put path while flushing in the background.
 
+With ``transient_store_pool_enable`` (ASYNC_FLUSH, not a SLAVE) appends go to a write buffer and
+become readable only once committed (:class:`~pymq_ref.store.mapped_file.TransientStorePool`):
+dispatch then always follows the commit — ``CommitRealTimeService`` and the reput thread with
+threads, :meth:`MessageStore.commit` (or ``flush``/``shutdown``) in the deterministic mode.
+
 ``read_only=True`` opens any store directory (ours or a real RocketMQ one) for inspection:
 nothing is created, locked, truncated or deleted; recovery only computes where valid data ends.
 """
