@@ -279,22 +279,20 @@ class CommitRealTimeService(_Service):
 
     A round: least pages is ``least_pages``, or 0 when ``thorough_interval_ms`` passed since the
     last commit; ``queue.commit(least)``; if something was committed, the last-commit time is
-    now and ``on_committed`` is called (RocketMQ wakes the flush service, which — with
-    ``flushCommitLogTimed`` — sleeps its interval anyway). Then it waits ``interval_ms`` or until
+    now (RocketMQ also wakes the flush service, which — with ``flushCommitLogTimed``, the
+    default — sleeps its interval anyway, as ours does). Then it waits ``interval_ms`` or until
     :meth:`wakeup` (every ASYNC put calls it). At shutdown: ``commit(0)`` until nothing is left,
     10 tries at most. It must not flush: durability stays the flush service's job.
     """
 
     name = "CommitRealTimeService"
 
-    def __init__(self, commit_log, interval_ms: int = 200, least_pages: int = 4, thorough_interval_ms: int = 200,
-                 on_committed=None):
+    def __init__(self, commit_log, interval_ms: int = 200, least_pages: int = 4, thorough_interval_ms: int = 200):
         super().__init__()
         self.commit_log = commit_log
         self.interval_ms = interval_ms
         self.least_pages = least_pages
         self.thorough_interval_ms = thorough_interval_ms
-        self.on_committed = on_committed
         self._wake = threading.Event()
         self._last_commit = 0.0
         self.last_error: BaseException | None = None
@@ -314,8 +312,6 @@ class CommitRealTimeService(_Service):
             try:
                 if not queue.commit(least):  # False: something was committed
                     self._last_commit = time.monotonic()
-                    if self.on_committed is not None:
-                        self.on_committed()
             except Exception as e:  # RocketMQ logs it and goes on with the next round
                 self.last_error = e
                 _log.error("%s: commit failed: %s", self.name, e)
