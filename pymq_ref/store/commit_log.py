@@ -290,6 +290,8 @@ class CommitLog:
         #: "{topic}-{queueId}" -> next queue offset
         self.topic_queue_table: dict[str, int] = {}
         self.put_lock = threading.Lock()
+        #: ``beginTimeInLock``: the store time at which the put holding the lock took it (0: free)
+        self.begin_time_in_lock = 0
         self.confirm_offset = -1
 
     def load(self) -> None:
@@ -322,50 +324,54 @@ class CommitLog:
         key = f"{enc.topic}-{enc.queue_id}"
         with self.put_lock:
             now = self.clock.now_ms()
-            files = self.queue.files
-            mf = files[-1] if files else None
-            if mf is None or mf.wrote_position == mf.file_size:
-                mf = self._new_file()
-            pos = mf.wrote_position
-            if n + END_FILE_MIN_BLANK_LENGTH > mf.file_size - pos:
-                remaining = mf.file_size - pos
-                _BLANK.pack_into(mf.append_buffer, pos, remaining, BLANK_MAGIC_CODE)
-                mf.wrote_position = mf.file_size
-                mf.store_timestamp = now
-                mf = self._new_file()
+            self.begin_time_in_lock = now  # isOSPageCacheBusy: how long has the lock been held?
+            try:
+                files = self.queue.files
+                mf = files[-1] if files else None
+                if mf is None or mf.wrote_position == mf.file_size:
+                    mf = self._new_file()
                 pos = mf.wrote_position
-            table = self.topic_queue_table
-            queue_offset = table.get(key, 0) if advances else 0
-            phy = mf.file_from_offset + pos
-            mm = mf.append_buffer  # the mapping, or the transient pool's write buffer
-            mm[pos:pos + n] = data
-            if single:
-                _pack_queue_and_phy(mm, pos + 20, queue_offset, phy)
-                _pack_long(mm, pos + ts_pos, now)
-                offsets = (phy,)
-            else:
-                offsets = tuple(phy + s for s in starts)
-                for i, s in enumerate(starts):
-                    _QUEUE_AND_PHY.pack_into(mm, pos + s + 20, queue_offset + i if advances else 0, phy + s)
-                    _LONG.pack_into(mm, pos + s + ts_pos, now)
-            mf.wrote_position = pos + n
-            mf.store_timestamp = now
-            if advances:
-                table[key] = queue_offset + len(starts)
-            if self.inline_dispatch is not None:
+                if n + END_FILE_MIN_BLANK_LENGTH > mf.file_size - pos:
+                    remaining = mf.file_size - pos
+                    _BLANK.pack_into(mf.append_buffer, pos, remaining, BLANK_MAGIC_CODE)
+                    mf.wrote_position = mf.file_size
+                    mf.store_timestamp = now
+                    mf = self._new_file()
+                    pos = mf.wrote_position
+                table = self.topic_queue_table
+                queue_offset = table.get(key, 0) if advances else 0
+                phy = mf.file_from_offset + pos
+                mm = mf.append_buffer  # the mapping, or the transient pool's write buffer
+                mm[pos:pos + n] = data
                 if single:
-                    topic = enc.topic
-                    props = enc.properties[0]
-                    # a memoised TAGS hash is the whole tagsCode off the schedule topic
-                    tags_code = _TAGS_CODE_MEMO.get(props.get("TAGS")) if topic != SCHEDULE_TOPIC else None
-                    if tags_code is None:
-                        tags_code = dispatch_tags_code(topic, props, now, self.delay_table)
-                    reqs = [DispatchRequest(topic, enc.queue_id, phy, n, tags_code, now, queue_offset,
-                                            props.get("KEYS"), props.get("UNIQ_KEY"), enc.sys_flag,
-                                            enc.prepared_transaction_offset, props)]
+                    _pack_queue_and_phy(mm, pos + 20, queue_offset, phy)
+                    _pack_long(mm, pos + ts_pos, now)
+                    offsets = (phy,)
                 else:
-                    reqs = self._requests(enc, offsets, queue_offset, now, advances)
-                self.inline_dispatch(reqs)
+                    offsets = tuple(phy + s for s in starts)
+                    for i, s in enumerate(starts):
+                        _QUEUE_AND_PHY.pack_into(mm, pos + s + 20, queue_offset + i if advances else 0, phy + s)
+                        _LONG.pack_into(mm, pos + s + ts_pos, now)
+                mf.wrote_position = pos + n
+                mf.store_timestamp = now
+                if advances:
+                    table[key] = queue_offset + len(starts)
+                if self.inline_dispatch is not None:
+                    if single:
+                        topic = enc.topic
+                        props = enc.properties[0]
+                        # a memoised TAGS hash is the whole tagsCode off the schedule topic
+                        tags_code = _TAGS_CODE_MEMO.get(props.get("TAGS")) if topic != SCHEDULE_TOPIC else None
+                        if tags_code is None:
+                            tags_code = dispatch_tags_code(topic, props, now, self.delay_table)
+                        reqs = [DispatchRequest(topic, enc.queue_id, phy, n, tags_code, now, queue_offset,
+                                                props.get("KEYS"), props.get("UNIQ_KEY"), enc.sys_flag,
+                                                enc.prepared_transaction_offset, props)]
+                    else:
+                        reqs = self._requests(enc, offsets, queue_offset, now, advances)
+                    self.inline_dispatch(reqs)
+            finally:
+                self.begin_time_in_lock = 0
         return AppendMessageResult(phy, n, now, queue_offset, len(starts), enc.store_host, offsets)
 
     def _new_file(self):
