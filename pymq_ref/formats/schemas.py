@@ -19,7 +19,7 @@ import construct as cs
 SCHEMAS: dict[str, cs.Struct] = {}
 
 # Format modules that register schemas (imported lazily by describe/schema).
-_MODULES = ("message", "batch", "consume_queue", "index_file", "checkpoint", "timer")
+_MODULES = ("message", "batch", "consume_queue", "consume_queue_ext", "index_file", "checkpoint", "timer")
 
 
 def register(name: str, struct: cs.Struct) -> cs.Struct:

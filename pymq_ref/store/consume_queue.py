@@ -7,6 +7,11 @@ Logical offset ``n`` is the unit at byte offset ``20 * n``.
 ConsumeQueues are *derived*: the dispatcher writes them from CommitLog records
 (:meth:`ConsumeQueue.put_message_position_info`), recovery truncates them, and they can always be
 rebuilt by replaying the CommitLog. The unit layout is in :mod:`pymq_ref.formats.consume_queue`.
+
+With a :class:`~pymq_ref.store.consume_queue_ext.ConsumeQueueExt` (``enableConsumeQueueExt``)
+each unit's tagsCode field holds the address of an ext unit carrying the real tagsCode and the
+store time (``putMessagePositionInfoWrapper``); load, recovery, min-offset correction, flush and
+destroy take the ext file along, as 4.9.4 does. Without one nothing here touches ext files.
 """
 
 from __future__ import annotations
@@ -14,8 +19,10 @@ from __future__ import annotations
 import os
 from typing import Callable, Iterator
 
-from pymq_ref.formats.consume_queue import (BLANK_UNIT, CQ_STORE_UNIT_SIZE, CQ_UNIT, CqUnit,
+from pymq_ref.formats.consume_queue import (BLANK_UNIT, CQ_STORE_UNIT_SIZE, CQ_UNIT, EXT_MAX_ADDR, CqUnit,
                                             decode_cq_unit)
+from pymq_ref.formats.consume_queue_ext import CqExtUnit
+from pymq_ref.store.consume_queue_ext import ConsumeQueueExt
 from pymq_ref.store.mapped_file import MappedFile, MappedFileQueue
 
 _pack_into = CQ_UNIT.pack_into
@@ -36,7 +43,8 @@ class ConsumeQueue:
     the last unit's record; the dispatcher uses it to skip records already indexed.
     """
 
-    def __init__(self, topic: str, queue_id: int, root_dir: str, file_size: int, *, read_only: bool = False):
+    def __init__(self, topic: str, queue_id: int, root_dir: str, file_size: int, *, read_only: bool = False,
+                 ext: ConsumeQueueExt | None = None):
         self.topic = topic
         self.queue_id = queue_id
         self.file_size = file_size
@@ -46,10 +54,14 @@ class ConsumeQueue:
         self.min_logic_offset = 0
         #: store timestamp of the last unit written (feeds the checkpoint's logicsMsgTimestamp)
         self.last_store_timestamp = 0
+        #: the ext file chain (``enableConsumeQueueExt``), else None: Java's isExtRead/WriteEnable
+        self.ext = ext
 
     # -- load / recover ---------------------------------------------------------------------
     def load(self) -> None:
         self.queue.load()
+        if self.ext is not None:
+            self.ext.load()
 
     def recover(self) -> None:
         """§11.3: from the third-last file, keep units while ``offset >= 0 and size > 0``."""
@@ -60,16 +72,19 @@ class ConsumeQueue:
         mf = files[index]
         process_offset = mf.file_from_offset
         mapped_offset = 0
+        max_ext_addr = 1
         while True:
             mm = mf.mm
             pos = 0
             size = self.file_size
             while pos + CQ_STORE_UNIT_SIZE <= size:
-                phy, sz, _tags = _unpack_from(mm, pos)
+                phy, sz, tags = _unpack_from(mm, pos)
                 if phy >= 0 and sz > 0:
                     pos += CQ_STORE_UNIT_SIZE
                     mapped_offset = pos
                     self.max_physic_offset = phy + sz
+                    if tags <= EXT_MAX_ADDR:
+                        max_ext_addr = tags
                 else:
                     break
             if pos == size:  # the whole file is valid
@@ -84,13 +99,23 @@ class ConsumeQueue:
         process_offset += mapped_offset
         self.queue.set_flushed_where(process_offset)
         self.truncate_files_to(process_offset)
+        if self.ext is not None:
+            # the ext file ends after the unit the last valid ConsumeQueue unit points at
+            self.ext.recover()
+            self.ext.truncate_by_max_address(max_ext_addr)
 
     def truncate_files_to(self, logic_byte_offset: int) -> None:
         """Positions end at ``logic_byte_offset``; later files deleted (``truncateDirtyFiles``)."""
         self.queue.truncate_dirty_files(logic_byte_offset)
 
     def truncate_dirty_logic_files(self, phy_offset: int) -> None:
-        """§11.7: drop every unit whose CommitLog offset is ``>= phy_offset``."""
+        """§11.7: drop every unit whose CommitLog offset is ``>= phy_offset``.
+
+        The ext file is left as it is: 4.9.4's ``truncateDirtyLogicFiles`` returns from inside its
+        loop whenever a file keeps a unit, before its ``truncateByMaxAddress`` call, which it only
+        reaches after deleting every file (with no address to truncate by). Ext units of the dropped
+        units stay behind, unreferenced; later units are appended after them.
+        """
         self.max_physic_offset = phy_offset
         while True:
             mf = self.queue.last
@@ -139,15 +164,29 @@ class ConsumeQueue:
         mm = mf.mm
         end = mf.read_position
         for pos in range(0, end - end % CQ_STORE_UNIT_SIZE, CQ_STORE_UNIT_SIZE):
-            phy, _sz, _tags = _unpack_from(mm, pos)
+            phy, _sz, tags = _unpack_from(mm, pos)
             if phy >= phy_min_offset:
                 self.min_logic_offset = mf.file_from_offset + pos
+                if self.ext is not None and tags <= EXT_MAX_ADDR:
+                    # ext files ending before the first live unit's ext unit go (truncateByMinAddress)
+                    self.ext.truncate_by_min_address(tags)
                 return
 
     # -- writing (dispatch) -----------------------------------------------------------------
     def put_message_position_info(self, offset: int, size: int, tags_code: int, cq_offset: int,
-                                  store_timestamp: int = 0) -> bool:
-        """§8.3. Returns True when the unit is written or already present."""
+                                  store_timestamp: int = 0, filter_bit_map: bytes | None = None) -> bool:
+        """§8.3. Returns True when the unit is written or already present.
+
+        With an ext file (``putMessagePositionInfoWrapper``) an ext unit ``(tags_code,
+        store_timestamp, filter_bit_map)`` is appended first and its address replaces
+        ``tags_code`` in the unit; if the ext put fails the plain tagsCode is stored. As in 4.9.4
+        the ext unit is written even when the unit itself turns out to be a duplicate.
+        """
+        ext = self.ext
+        if ext is not None:
+            address = ext.put(tags_code, store_timestamp, filter_bit_map)
+            if address <= EXT_MAX_ADDR:
+                tags_code = address
         if offset + size <= self.max_physic_offset:
             return True  # already built
         expect = cq_offset * CQ_STORE_UNIT_SIZE
@@ -186,6 +225,11 @@ class ConsumeQueue:
         mf.append(blanks)
 
     # -- reading ----------------------------------------------------------------------------
+    def get_ext(self, address: int) -> CqExtUnit | None:
+        """``getExt``: the ext unit at ``address``; None without an ext file or when unreadable."""
+        ext = self.ext
+        return ext.get(address) if ext is not None else None
+
     def get_unit(self, index: int, *, with_spans: bool = False) -> CqUnit | None:
         """The unit at logical offset ``index`` if it has been written, else None."""
         byte_offset = index * CQ_STORE_UNIT_SIZE
@@ -283,7 +327,10 @@ class ConsumeQueue:
 
     # -- maintenance ------------------------------------------------------------------------
     def flush(self, least_pages: int = 0) -> bool:
-        return self.queue.flush(least_pages)
+        result = self.queue.flush(least_pages)
+        if self.ext is not None:
+            result = self.ext.flush(least_pages) and result
+        return result
 
     def delete_expired_file(self, phy_min_offset: int) -> int:
         deleted = self.queue.delete_expired_file_by_offset(phy_min_offset, CQ_STORE_UNIT_SIZE)
@@ -294,9 +341,13 @@ class ConsumeQueue:
         self.max_physic_offset = -1
         self.min_logic_offset = 0
         self.queue.destroy()
+        if self.ext is not None:
+            self.ext.destroy()
 
     def shutdown(self) -> None:
         self.queue.shutdown()
+        if self.ext is not None:
+            self.ext.shutdown()
 
     def __repr__(self) -> str:
         return (f"ConsumeQueue({self.topic!r}, {self.queue_id}, min={self.min_offset_in_queue}, "

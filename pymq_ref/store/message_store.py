@@ -43,6 +43,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Callable
 
+from pymq_ref.formats.consume_queue import EXT_MAX_ADDR
 from pymq_ref.formats.hashing import java_string_hash
 from pymq_ref.formats.message import MessageRecord, decode_record
 from pymq_ref.formats.msgid import parse_offset_msg_id
@@ -53,6 +54,7 @@ from pymq_ref.store.clock import Clock, SystemClock
 from pymq_ref.store.commit_log import (CommitLog, PutMessageResult, PutMessageStatus, encode_batch_for_append,
                                        encode_for_append)
 from pymq_ref.store.consume_queue import ConsumeQueue
+from pymq_ref.store.consume_queue_ext import ConsumeQueueExt, store_path_consume_queue_ext
 from pymq_ref.store.delay import transform_delay_level
 from pymq_ref.store.dispatch import (BuildConsumeQueue, BuildIndex, DispatchRequest,
                                     check_message_and_return_size)
@@ -283,7 +285,7 @@ class MessageStore:
             for qdir in sorted(os.listdir(tdir)):
                 if not qdir.lstrip("-").isdigit():
                     continue
-                cq = ConsumeQueue(topic, int(qdir), root, size, read_only=self.read_only)
+                cq = self._new_consume_queue(topic, int(qdir))
                 cq.load()
                 self.consume_queue_table.setdefault(topic, {})[int(qdir)] = cq
 
@@ -425,12 +427,23 @@ class MessageStore:
         if self.checkpoint is not None:
             self.checkpoint.physic_msg_timestamp = store_timestamp
 
+    def _new_consume_queue(self, topic: str, queue_id: int) -> ConsumeQueue:
+        """A ConsumeQueue, with its ConsumeQueueExt in ``consumequeue_ext/`` when
+        ``enableConsumeQueueExt`` (as the Java constructor does)."""
+        c = self.config
+        ext = None
+        if c.enable_consume_queue_ext:
+            ext = ConsumeQueueExt(topic, queue_id, store_path_consume_queue_ext(self.root),
+                                  c.mapped_file_size_consume_queue_ext, c.bit_map_length_consume_queue_ext,
+                                  read_only=self.read_only)
+        return ConsumeQueue(topic, queue_id, self.consume_queue_dir, c.mapped_file_size_consume_queue_rounded,
+                            read_only=self.read_only, ext=ext)
+
     def find_consume_queue(self, topic: str, queue_id: int, create: bool = True) -> ConsumeQueue | None:
         qs = self.consume_queue_table.get(topic)
         cq = qs.get(queue_id) if qs else None
         if cq is None and create and not self.read_only:
-            cq = ConsumeQueue(topic, queue_id, self.consume_queue_dir,
-                              self.config.mapped_file_size_consume_queue_rounded)
+            cq = self._new_consume_queue(topic, queue_id)
             self.consume_queue_table.setdefault(topic, {})[queue_id] = cq
         return cq
 
@@ -702,6 +715,11 @@ class MessageStore:
             if n and total and (max_msg_nums <= n or total + size > c.max_transfer_bytes_on_message_in_memory
                                 or n > c.max_transfer_count_on_message_in_memory - 1):
                 break
+            if tags <= EXT_MAX_ADDR:
+                # an ext address: filter by the ext unit's tagsCode; an unreadable ext unit (or no ext
+                # file: enableConsumeQueueExt off) makes the tagsCode "not legal": no store-side filter
+                ext_unit = cq.get_ext(tags)
+                tags = ext_unit.tags_code if ext_unit is not None else None
             if tag_filter is not None and not tag_filter.is_matched_by_consume_queue(tags):
                 i += 1
                 continue

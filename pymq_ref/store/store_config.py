@@ -37,6 +37,8 @@ class MessageStoreConfig:
     mapped_file_size_commit_log: int = 1024 * 1024 * 1024
     mapped_file_size_consume_queue: int = 300_000 * 20
     enable_consume_queue_ext: bool = False
+    mapped_file_size_consume_queue_ext: int = 48 * 1024 * 1024  # ConsumeQueueExt files (not rounded)
+    bit_map_length_consume_queue_ext: int = 64  # bits of the filter bitmap (enableCalcFilterBitMap)
     flush_interval_commit_log: int = 500
     commit_interval_commit_log: int = 200
     use_reentrant_lock_when_put_message: bool = True

@@ -75,14 +75,14 @@ def _inspect_store(root: Path, options: InspectOptions, out: TextIO) -> int:
 
 
 def _inspect_file(path: Path, kind: str, buf, options: InspectOptions, out: TextIO) -> int:
-    base = segment_base(path) if kind in ("commitlog", "consumequeue") else 0
+    base = segment_base(path) if kind in ("commitlog", "consumequeue", "consumequeue_ext") else 0
     start = 0
     if options.at is not None:
         if not base <= options.at < base + max(len(buf), 1):
             raise InspectError(f"--at {options.at}: expected an absolute offset within this file "
                                f"[{base}, {base + len(buf)})")
-        if kind not in ("commitlog", "consumequeue"):
-            raise InspectError(f"--at applies to CommitLog and ConsumeQueue files, not to a {kind} file")
+        if kind not in ("commitlog", "consumequeue", "consumequeue_ext"):
+            raise InspectError(f"--at applies to CommitLog, ConsumeQueue and ConsumeQueueExt files, not to a {kind} file")
         start = options.at - base
     items = safe_walk(WALKERS[kind], buf, path, start=start, hash_slots=options.hash_slots,
                       index_num=options.index_num)
@@ -120,7 +120,10 @@ def _title(item) -> str:
 def _structure(kind: str, item) -> str | None:
     if isinstance(item, MessageRecord):
         return "message"
-    return {"consumequeue": "consume_queue_unit", "checkpoint": "checkpoint"}.get(kind)
+    if kind == "consumequeue_ext" and getattr(item, "json", {}).get("type") != "cq_ext_unit":
+        return None
+    return {"consumequeue": "consume_queue_unit", "consumequeue_ext": "consume_queue_ext_unit",
+            "checkpoint": "checkpoint"}.get(kind)
 
 
 def _jsonl(path, kind, buf, base, items, out) -> int:

@@ -17,11 +17,12 @@ from ..errors import FormatError
 from ..formats import fastjson
 from ..formats.checkpoint import decode_checkpoint
 from ..formats.consume_queue import CQ_STORE_UNIT_SIZE, decode_cq_unit
+from ..formats.consume_queue_ext import LONG_MIN, ExtEnd, iter_ext_units, undecorate
 from ..formats.index_file import (DEFAULT_MAX_HASH_SLOT_NUM, DEFAULT_MAX_INDEX_NUM, INDEX_HEADER_SIZE,
                                   decode_index_entry, decode_index_header, entry_position, index_file_size)
 from .segments import INDEX_NAME, EndOfData, Finding, segment_base, walk_segment
 
-KINDS = ("commitlog", "consumequeue", "index", "checkpoint", "config")
+KINDS = ("commitlog", "consumequeue", "consumequeue_ext", "index", "checkpoint", "config")
 
 
 class UnknownFileKind(ValueError):
@@ -39,11 +40,13 @@ def detect_kind(path: Path) -> str:
         return "index"
     if parent.parent.parent.name == "consumequeue":
         return "consumequeue"
+    if parent.parent.parent.name == "consumequeue_ext":
+        return "consumequeue_ext"
     if parent.name == "commitlog" or segment_base(path) or name == "0" * 20:
         return "commitlog"
     raise UnknownFileKind(
         f"{path}: cannot tell which store file this is; expected commitlog/<20 digits>, "
-        f"consumequeue/<topic>/<queue>/<20 digits>, index/<17 digits>, checkpoint or config/*.json "
+        f"consumequeue[_ext]/<topic>/<queue>/<20 digits>, index/<17 digits>, checkpoint or config/*.json "
         f"(or pass --kind {'|'.join(KINDS)})")
 
 
@@ -86,14 +89,44 @@ def walk_consumequeue(buf, path: Path, start: int = 0, **_) -> Iterator:
         doc = {"type": "cq_unit", "topic": topic, "queue_id": _int_or_name(queue_id), "queue_offset": queue_offset,
                "phy_offset": unit.phy_offset, "size": unit.size, "tags_code": unit.tags_code,
                "blank": unit.is_blank}
+        if unit.is_ext_address:  # enableConsumeQueueExt: the field holds a ConsumeQueueExt address
+            doc["ext_offset"] = undecorate(unit.tags_code)
+            tags = (f"tagsCode field = ext address {unit.tags_code} "
+                    f"(consumequeue_ext/{topic}/{queue_id} offset {doc['ext_offset']})")
+        else:
+            tags = f"tagsCode {unit.tags_code}"
         title = (f"unit {queue_offset}: blank filler" if unit.is_blank else
-                 f"unit {queue_offset}: CommitLog offset {unit.phy_offset}, {unit.size} bytes, tagsCode {unit.tags_code}")
+                 f"unit {queue_offset}: CommitLog offset {unit.phy_offset}, {unit.size} bytes, {tags}")
         yield Item(doc, title, unit.spans)
         if not unit.is_valid:
             yield Finding(base + pos, "size", f"consume_queue_unit at offset {base + pos}: expected phy_offset >= 0 "
                           f"and size > 0, found ({unit.phy_offset}, {unit.size})")
             return
     yield EndOfData(base + len(buf) - len(buf) % CQ_STORE_UNIT_SIZE)
+
+
+def walk_consumequeue_ext(buf, path: Path, start: int = 0, **_) -> Iterator:
+    """Units of a ConsumeQueueExt file (``storage.md`` §8.5), then the filler or the end of data.
+
+    Each unit's ``address`` is what a ConsumeQueue unit stores to point at it."""
+    base = segment_base(path)
+    topic, queue_id = path.parent.parent.name, path.parent.name
+    for item in iter_ext_units(buf, start, base=base, with_spans=True):
+        if isinstance(item, ExtEnd):
+            if item.kind == "filler":
+                yield Item({"type": "cq_ext_filler", "offset": item.offset}, f"end-of-file filler (ff ff) @ "
+                           f"{item.offset}: the next unit did not fit, it is in the next file", item.spans)
+            yield EndOfData(item.offset)
+            return
+        offset, unit = item
+        address = offset + LONG_MIN
+        doc = {"type": "cq_ext_unit", "topic": topic, "queue_id": _int_or_name(queue_id), "offset": offset,
+               "address": address, "size": unit.size, "tags_code": unit.tags_code,
+               "msg_store_time": unit.msg_store_time, "bit_map_size": unit.bit_map_size,
+               "filter_bit_map": unit.filter_bit_map.hex() if unit.filter_bit_map is not None else None}
+        title = (f"ext unit @ {offset} (address {address}): tagsCode {unit.tags_code}, store time "
+                 f"{unit.msg_store_time}, {unit.bit_map_size}-byte bitmap")
+        yield Item(doc, title, unit.spans)
 
 
 def index_geometry(buf, hash_slots: int | None = None, index_num: int | None = None) -> tuple[int, int]:
@@ -216,7 +249,8 @@ def walk_config(buf, path: Path, **_) -> Iterator:
     yield Item({"type": "config", "file": path.name, "content": _jsonable(content)}, path.name)
 
 
-WALKERS = {"commitlog": walk_commitlog, "consumequeue": walk_consumequeue, "index": walk_index,
+WALKERS = {"commitlog": walk_commitlog, "consumequeue": walk_consumequeue, "consumequeue_ext": walk_consumequeue_ext,
+           "index": walk_index,
            "checkpoint": walk_checkpoint, "config": walk_config}
 
 

@@ -1,7 +1,8 @@
 """Discover the files of a store directory and check its layout, without opening any data file.
 
 ``storage.md`` §1: a store root holds ``commitlog/`` (segments named by 20-digit offsets),
-``consumequeue/{topic}/{queueId}/`` (same naming), ``index/`` (files named ``yyyyMMddHHmmssSSS``),
+``consumequeue/{topic}/{queueId}/`` (same naming), ``consumequeue_ext/{topic}/{queueId}/`` (ConsumeQueueExt
+files, same naming, with ``enableConsumeQueueExt``), ``index/`` (files named ``yyyyMMddHHmmssSSS``),
 ``checkpoint``, ``abort``, ``lock`` and ``config/*.json``. :func:`discover` lists them, infers
 the segment sizes the broker was configured with (the size most files share, unless given),
 and reports layout problems as :class:`Problem` items: unknown files, names that are not
@@ -97,6 +98,9 @@ class StoreLayout:
     topics: list[str] = field(default_factory=list)
     queues: list[QueueDir] = field(default_factory=list)
     cq_file_size: int = 0
+    #: ``consumequeue_ext/{topic}/{queueId}/`` chains (ConsumeQueueExt) and their inferred file size
+    ext_queues: list[QueueDir] = field(default_factory=list)
+    cq_ext_file_size: int = 0
     index_files: list[Segment] = field(default_factory=list)
     checkpoint: Path | None = None
     config_files: list[Path] = field(default_factory=list)
@@ -118,7 +122,7 @@ def _size_of_most(sizes: list[int]) -> int:
 
 
 def discover(root: str | os.PathLike, *, commitlog_file_size: int | None = None,
-             cq_file_size: int | None = None) -> StoreLayout:
+             cq_file_size: int | None = None, cq_ext_file_size: int | None = None) -> StoreLayout:
     """List a store's files and check names, sizes and adjacency. Raises :class:`StoreUnreadable`."""
     root = Path(root)
     if not root.exists():
@@ -174,6 +178,17 @@ def discover(root: str | os.PathLike, *, commitlog_file_size: int | None = None,
         for q in layout.queues:
             _check_chain(q.segments, layout.cq_file_size, "ConsumeQueue", add)
 
+    # ConsumeQueueExt files (enableConsumeQueueExt)
+    ext_root = root / "consumequeue_ext"
+    if ext_root.is_dir():
+        layout.ext_queues = _queue_dirs(root, ext_root, "consumequeue_ext", add)
+        layout.cq_ext_file_size = cq_ext_file_size or _size_of_most(
+            [s.size for q in layout.ext_queues for s in q.segments])
+        for q in layout.ext_queues:
+            _check_chain(q.segments, layout.cq_ext_file_size, "ConsumeQueueExt", add)
+    elif ext_root.exists():
+        add(Problem("unknown_file", "consumequeue_ext", None, "expected a directory of ConsumeQueueExt queues"))
+
     # IndexFiles
     index_dir = root / "index"
     if index_dir.is_dir():
@@ -199,6 +214,24 @@ def discover(root: str | os.PathLike, *, commitlog_file_size: int | None = None,
                 add(Problem("unknown_file", _rel(root, path), None,
                             "expected config/*.json (and their .bak/.tmp copies)", "warning"))
     return layout
+
+
+def _queue_dirs(root: Path, top: Path, name: str, add) -> list[QueueDir]:
+    """``{top}/{topic}/{queueId}/`` chains in (topic, queue directory name) order."""
+    out = []
+    for topic in sorted(os.listdir(top)):
+        tdir = top / topic
+        if not tdir.is_dir():
+            add(Problem("unknown_file", _rel(root, tdir), None, f"expected a topic directory under {name}/", "warning"))
+            continue
+        for qname in sorted(os.listdir(tdir)):
+            qdir = tdir / qname
+            if not (qdir.is_dir() and qname.isdigit()):
+                add(Problem("unknown_file", _rel(root, qdir), None,
+                            f"expected a numeric queue-id directory under {name}/<topic>/", "warning"))
+                continue
+            out.append(QueueDir(topic, int(qname), _rel(root, qdir), _segments(root, qdir, add)))
+    return out
 
 
 def _segments(root: Path, directory: Path, add) -> list[Segment]:
