@@ -43,13 +43,14 @@ def build_parser() -> argparse.ArgumentParser:
         description="Decode a store file (ours or a real RocketMQ broker's) without modifying it: a CommitLog "
                     "segment, a ConsumeQueue file, an IndexFile, the checkpoint or a config JSON file; or "
                     "summarise a whole store directory (topics, queues, offsets, files). The kind is recognised "
-                    "from the path (commitlog/, consumequeue/T/Q/, index/, checkpoint, config/*.json). "
+                    "from the path (commitlog/, consumequeue/T/Q/, consumequeue_ext/T/Q/, index/, checkpoint, config/*.json). "
                     "Segment files are named by their 20-digit start offset, which gives absolute offsets; any "
                     "segment size works. Exit 0 when everything is valid, 1 when something fails validation "
                     "(the walk stops there) or a body CRC mismatches, 2 when the path cannot be read.")
     inspect.add_argument("path", metavar="PATH",
                          help="a store file (e.g. store/commitlog/00000000000000000000) or a store directory")
-    inspect.add_argument("--kind", choices=("commitlog", "consumequeue", "index", "checkpoint", "config"),
+    inspect.add_argument("--kind", choices=("commitlog", "consumequeue", "consumequeue_ext", "index", "checkpoint",
+                                            "config"),
                          help="the file kind, when it cannot be told from the path")
     inspect.add_argument("--hash-slots", type=_count, metavar="N",
                          help="IndexFile maxHashSlotNum (default: inferred from the file size, 5000000 for RocketMQ's default)")

@@ -77,3 +77,27 @@ def test_flag_off_writes_no_ext_and_same_cq_bytes(tmp_path):
     assert cq == (b / "consumequeue/T/0/00000000000000000000").read_bytes()
     for i in range(7):
         assert struct.unpack_from(">q", cq, 20 * i + 12)[0] == tags_code(f"Tag{i % 3}")
+
+
+def test_doctor_checks_units_through_the_ext_file(tmp_path):
+    from pymq_ref.tools.doctor import run_doctor
+    s = open_store(tmp_path, enable_consume_queue_ext=True, mapped_file_size_consume_queue_ext=100)
+    for i in range(9):
+        assert s.put_message(msg(i, queue_id=i % 2)).ok
+    s.shutdown()
+    report = run_doctor(str(tmp_path))
+    assert report.exit_status == 0, [str(f) for f in report.findings]
+    assert report.counts["consumequeue"]["units_matched"] == 9
+
+    first = tmp_path / "consumequeue_ext" / "T" / "0" / f"{0:020d}"
+    data = bytearray(first.read_bytes())
+    struct.pack_into(">q", data, 2, 12345)  # the first ext unit's tagsCode
+    first.write_bytes(bytes(data))
+    report = run_doctor(str(tmp_path))
+    assert report.exit_status == 1
+    (finding,) = [f for f in report.findings if f.code == "cq_unit_mismatch"]
+    assert "ext tags_code 12345" in finding.reason and finding.file == "consumequeue/T/0/00000000000000000000"
+
+    os.remove(tmp_path / "consumequeue_ext" / "T" / "1" / f"{0:020d}")
+    report = run_doctor(str(tmp_path))
+    assert any("no consumequeue_ext/T/1/ file holds that offset" in f.reason for f in report.findings)

@@ -40,6 +40,8 @@ from typing import Callable, TextIO
 from ..formats import fastjson
 from ..formats.checkpoint import decode_checkpoint
 from ..formats.consume_queue import BLANK_UNIT_SIZE_FIELD, CQ_UNIT
+from ..formats.consume_queue_ext import decode_ext_unit, is_ext_addr, undecorate
+from ..errors import FormatError
 from ..formats.message import BlankRecord, MessageRecord
 from ..store.dispatch import SCHEDULE_TOPIC, dispatch_request_from_record
 from ..store.delay import DEFAULT_MESSAGE_DELAY_LEVEL, parse_delay_level
@@ -366,19 +368,42 @@ class Doctor:
         unit = _cq_unpack(self.maps.get(seg.path), byte - seg.base)
         expected = (phy, req.msg_size, req.tags_code)
         i = (byte - q.start) // 20
+        ext_why = ""
+        if unit[:2] == expected[:2] and is_ext_addr(unit[2]):  # enableConsumeQueueExt: tagsCode is an ext address
+            ext_why = self._check_ext_unit(req, unit[2])
+            if not ext_why:
+                unit = expected
         if unit == expected:
             if not q.matched[i]:
                 q.matched[i] = 1
                 q.matched_count += 1
             return
         q.reported.add(i)
-        diffs = [f"{name} {got} (expected {want})" for name, got, want in
-                 zip(("phy_offset", "size", "tags_code"), unit, expected) if got != want]
+        diffs = [ext_why] if ext_why else [f"{name} {got} (expected {want})" for name, got, want in
+                                           zip(("phy_offset", "size", "tags_code"), unit, expected) if got != want]
         why = ("tagsCode of SCHEDULE_TOPIC_XXXX is the delivery time: store time + delay of level DELAY"
                if req.topic == SCHEDULE_TOPIC and unit[2] != expected[2] else "")
         self.add(Problem("cq_unit_mismatch", seg.rel, byte - seg.base,
                          f"unit {req.consume_queue_offset} of {req.topic}/{req.queue_id} for the message at CommitLog "
                          f"offset {phy}: " + ", ".join(diffs) + (f" — {why}" if why else ""), phy_offset=phy))
+
+    def _check_ext_unit(self, req, address: int) -> str:
+        """Why the ext unit at ``address`` does not carry ``req``'s tagsCode and store time ("" if it does)."""
+        real = undecorate(address)
+        qdir = next((q for q in self.layout.ext_queues if (q.topic, q.queue_id) == (req.topic, req.queue_id)), None)
+        seg = None if qdir is None else next((g for g in qdir.segments if g.base <= real < g.base + g.size), None)
+        if seg is None:
+            return (f"tagsCode is the ConsumeQueueExt address of offset {real}, but no "
+                    f"consumequeue_ext/{req.topic}/{req.queue_id}/ file holds that offset")
+        try:
+            ext = decode_ext_unit(self.maps.get(seg.path), real - seg.base, base=seg.base, with_spans=False,
+                                  strict=False)
+        except FormatError as e:
+            return f"tagsCode is the ConsumeQueueExt address of offset {real}, where there is no ext unit: {e}"
+        diffs = [f"ext {name} {got} (expected {want})" for name, got, want in
+                 (("tags_code", ext.tags_code, req.tags_code), ("msg_store_time", ext.msg_store_time,
+                                                               req.store_timestamp)) if got != want]
+        return ", ".join(diffs)
 
     # -- back-references ---------------------------------------------------------------------------
     def _read_record(self, phy: int):
