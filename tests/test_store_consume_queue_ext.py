@@ -101,3 +101,28 @@ def test_doctor_checks_units_through_the_ext_file(tmp_path):
     os.remove(tmp_path / "consumequeue_ext" / "T" / "1" / f"{0:020d}")
     report = run_doctor(str(tmp_path))
     assert any("no consumequeue_ext/T/1/ file holds that offset" in f.reason for f in report.findings)
+
+
+def test_abnormal_recovery_keeps_ext_and_consume_queue_in_step(tmp_path):
+    import shutil
+
+    from pymq_ref.tools.doctor import run_doctor
+    live = tmp_path / "live"
+    s = open_store(live, enable_consume_queue_ext=True, mapped_file_size_consume_queue_ext=100)
+    try:
+        for i in range(10):
+            assert s.put_message(msg(i)).ok
+        crashed = tmp_path / "crashed"
+        shutil.copytree(live, crashed, ignore=shutil.ignore_patterns("lock"))  # as a killed process leaves it
+    finally:
+        s.shutdown()
+    r = open_store(crashed, enable_consume_queue_ext=True, mapped_file_size_consume_queue_ext=100)
+    try:
+        assert not r.last_exit_ok
+        assert [x.properties["TAGS"] for x in r.get_message("g", "T", 0, 0, 32, "Tag1").records()] == ["Tag1"] * 3
+        assert r.put_message(msg(10)).ok and r.put_message(msg(13)).ok  # Tag1 again: appended after recovery
+        second = r.get_message("g", "T", 0, 10, 32, "Tag1")  # one pull reads one ConsumeQueue file (10 units)
+        assert [x.properties["KEYS"] for x in second.records()] == ["K10 common", "K13 common"]
+    finally:
+        r.shutdown()
+    assert run_doctor(str(crashed)).exit_status == 0
