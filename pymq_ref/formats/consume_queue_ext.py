@@ -37,6 +37,7 @@ from typing import Iterator
 
 from pymq_ref.errors import EncodeError, FormatError, SizeMismatchError, TruncatedError
 from pymq_ref.formats.spans import Span
+from pymq_ref.formats.consume_queue import EXT_MAX_ADDR, is_ext_address
 
 STRUCTURE = "consume_queue_ext_unit"
 #: ``CqExtUnit.MIN_EXT_UNIT_SIZE``: size short + two longs + bitmap size short.
@@ -49,8 +50,8 @@ END_BLANK_DATA_LENGTH = 4
 FILLER = b"\xff\xff"
 FILLER_SIZE_FIELD = -1
 LONG_MIN = -(2**63)
-#: ``ConsumeQueueExt.MAX_ADDR = Integer.MIN_VALUE - 1``.
-MAX_ADDR = -(2**31) - 1
+#: ``ConsumeQueueExt.MAX_ADDR`` (one definition, shared with the ConsumeQueue unit codec)
+MAX_ADDR = EXT_MAX_ADDR
 #: ``ConsumeQueueExt.MAX_REAL_OFFSET = MAX_ADDR - Long.MIN_VALUE``: the largest file offset.
 MAX_REAL_OFFSET = MAX_ADDR - LONG_MIN
 #: ``MessageStoreConfig`` defaults (4.9.4).
@@ -62,9 +63,7 @@ _SIZE = struct.Struct(">h")
 _I64 = (-(2**63), 2**63 - 1)
 
 
-def is_ext_addr(value: int) -> bool:
-    """``ConsumeQueueExt.isExtAddr``: ``value <= Integer.MIN_VALUE - 1``."""
-    return value <= MAX_ADDR
+is_ext_addr = is_ext_address  # ``ConsumeQueueExt.isExtAddr``: ``value <= Integer.MIN_VALUE - 1``
 
 
 def decorate(offset: int) -> int:

@@ -68,10 +68,6 @@ class ConsumeQueueExt:
         self.queue = MappedFileQueue(self.directory, file_size, read_only=read_only)
 
     # -- addresses ---------------------------------------------------------------------------
-    @staticmethod
-    def is_ext_addr(address: int) -> bool:
-        return is_ext_addr(address)
-
     @property
     def max_address(self) -> int:
         """``getMaxAddress``: the address the next unit would get in the last file."""
