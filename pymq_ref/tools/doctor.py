@@ -157,6 +157,7 @@ class Doctor:
         self.delay_table = parse_delay_level(self.options.message_delay_level)
         self.layout: StoreLayout | None = None
         self.queues: dict[tuple[str, int], _Queue] = {}
+        self._ext_dirs: dict[tuple[str, int], QueueDir] | None = None  # consumequeue_ext chains by queue
         self.index = IndexCheck(self.add, hash_slots=self.options.hash_slots, index_num=self.options.index_num)
         self.max_store_timestamp = 0
         self.cl_min = 0
@@ -390,7 +391,9 @@ class Doctor:
     def _check_ext_unit(self, req, address: int) -> str:
         """Why the ext unit at ``address`` does not carry ``req``'s tagsCode and store time ("" if it does)."""
         real = undecorate(address)
-        qdir = next((q for q in self.layout.ext_queues if (q.topic, q.queue_id) == (req.topic, req.queue_id)), None)
+        if self._ext_dirs is None:  # looked up per unit: index the chains once
+            self._ext_dirs = {(q.topic, q.queue_id): q for q in self.layout.ext_queues}
+        qdir = self._ext_dirs.get((req.topic, req.queue_id))
         seg = None if qdir is None else next((g for g in qdir.segments if g.base <= real < g.base + g.size), None)
         if seg is None:
             return (f"tagsCode is the ConsumeQueueExt address of offset {real}, but no "
