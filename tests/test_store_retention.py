@@ -708,3 +708,42 @@ def test_a_send_refused_for_a_full_disk_says_so_as_4_9_4_does(tmp_path):
         probe.physic = 0.50
         b.store.clean_service.run_once(b.store.clock.now_ms())
         assert b.send_message(topic="T", body=b"z").send_status.name == "SEND_OK"
+
+
+def test_consume_queue_ext_files_follow_retention(tmp_path):
+    """``correctMinOffset`` → ``truncateByMinAddress``: ext files that end before the ext unit of
+    the first live ConsumeQueue unit go with the expired CommitLog files; the rest still filter."""
+    from pymq_ref.formats.consume_queue import is_ext_address
+    from pymq_ref.formats.consume_queue_ext import undecorate
+    from pymq_ref.tools.doctor import run_doctor
+
+    ext_dir = tmp_path / "consumequeue_ext" / "T" / "0"
+    store = open_store(tmp_path, Probe(physic=0.80), enable_consume_queue_ext=True,
+                       mapped_file_size_consume_queue_ext=200)  # 9 units of 20 bytes + filler a file
+    put = fill(store, 6)
+    ext_before = sorted(os.listdir(ext_dir))
+    assert len(ext_before) == -(-put // 9)
+    age(store, 2)
+    r = store.clean_service.run_once()
+    assert r.commit_log_files_deleted == 2 and r.min_offset_grew
+    cq = store.find_consume_queue("T", 0)
+    first_live = cq.get_unit(cq.min_offset_in_queue)
+    assert is_ext_address(first_live.tags_code)
+    live_at = undecorate(first_live.tags_code)
+    ext_after = sorted(os.listdir(ext_dir))
+    gone = [n for n in ext_before if n not in ext_after]
+    assert gone and ext_after == ext_before[len(gone):]  # a prefix of the chain, nothing else
+    assert all(int(n) + 200 < live_at for n in gone)  # each ended before the first live ext unit
+    assert int(ext_after[0]) + 200 >= live_at  # and the next one did not
+    assert [mf.file_name for mf in cq.ext.queue.files] == ext_after
+    # the units that are left still resolve through their ext units, by tag
+    tags = [x.properties["TAGS"] for x in store.get_message("g", "T", 0, cq.min_offset_in_queue, 32, "Tag1").records()]
+    assert tags and set(tags) == {"Tag1"}
+    store.shutdown()
+    report = run_doctor(str(tmp_path))
+    assert report.exit_status == 0, [str(f) for f in report.findings]
+    # and after a restart the chain still starts at the same file
+    store = open_store(tmp_path, Probe(physic=0.50), enable_consume_queue_ext=True,
+                       mapped_file_size_consume_queue_ext=200)
+    assert [mf.file_name for mf in store.find_consume_queue("T", 0).ext.queue.files] == ext_after
+    store.shutdown()
