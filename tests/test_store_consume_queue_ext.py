@@ -126,3 +126,54 @@ def test_abnormal_recovery_keeps_ext_and_consume_queue_in_step(tmp_path):
     finally:
         r.shutdown()
     assert run_doctor(str(crashed)).exit_status == 0
+
+
+def test_reads_and_extends_a_hand_laid_ext_store(tmp_path):
+    """An ext chain laid out byte by byte as 4.9.4's ``ConsumeQueueExt`` writes it (units
+    ``>hqqh`` + bitmap, addresses ``offset + Long.MIN_VALUE`` in the unit's tagsCode field, a
+    ``ff ff`` filler before the roll), with a bitmap our store never writes: read, filtered,
+    checked by the doctor, and appended to at the right address."""
+    from pymq_ref.tools.doctor import run_doctor
+
+    s = open_store(tmp_path)  # CommitLog and plain units, no ext
+    for i in range(6):
+        assert s.put_message(msg(i)).ok
+    times = [rec.store_timestamp for rec in s.get_message("g", "T", 0, 0, 32).records()]
+    s.shutdown()
+    size = 64  # two units of 26 bytes (an 8-byte bitmap), then the filler
+    units = [struct.pack(">hqqh", 28, tags_code(f"Tag{i % 3}"), times[i], 8) + bytes([i]) * 8 for i in range(6)]
+    files, addresses = {}, []
+    for i, unit in enumerate(units):
+        start = (i // 2) * size
+        at = start + (i % 2) * 28
+        addresses.append(at - 2**63)
+        files.setdefault(start, bytearray(size))[at - start:at - start + 28] = unit
+    for start, data in files.items():
+        if start < 4 * size // 2:  # full files carry the filler after their two units
+            data[56:58] = b"\xff\xff"
+    ext_dir = tmp_path / "consumequeue_ext" / "T" / "0"
+    ext_dir.mkdir(parents=True)
+    for start, data in files.items():
+        (ext_dir / f"{start:020d}").write_bytes(bytes(data))
+    cq_path = tmp_path / "consumequeue" / "T" / "0" / f"{0:020d}"
+    cq = bytearray(cq_path.read_bytes())
+    for i, address in enumerate(addresses):
+        struct.pack_into(">q", cq, 20 * i + 12, address)
+    cq_path.write_bytes(bytes(cq))
+
+    s = open_store(tmp_path, enable_consume_queue_ext=True, mapped_file_size_consume_queue_ext=size)
+    q = s.find_consume_queue("T", 0)
+    ext = q.get_ext(q.get_unit(3).tags_code)
+    assert (ext.tags_code, ext.msg_store_time, ext.filter_bit_map) == (tags_code("Tag0"), times[3], bytes([3]) * 8)
+    assert [x.properties["KEYS"] for x in s.get_message("g", "T", 0, 0, 32, "Tag1").records()] == ["K1 common",
+                                                                                                 "K4 common"]
+    assert s.put_message(msg(7)).ok  # Tag1; 56 + 20 + 4 > 64: the third file is filled, a fourth begins
+    unit = q.get_unit(6)
+    assert unit.tags_code == 3 * size - 2**63
+    assert (ext_dir / f"{2 * size:020d}").read_bytes()[56:58] == b"\xff\xff"
+    assert q.get_ext(unit.tags_code).tags_code == tags_code("Tag1")
+    assert len(s.get_message("g", "T", 0, 0, 32, "Tag1").buffers) == 3
+    s.shutdown()
+    report = run_doctor(str(tmp_path))
+    assert report.exit_status == 0, [str(f) for f in report.findings]
+    assert report.counts["consumequeue"]["units_matched"] == 7
