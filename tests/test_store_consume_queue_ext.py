@@ -177,3 +177,34 @@ def test_reads_and_extends_a_hand_laid_ext_store(tmp_path):
     report = run_doctor(str(tmp_path))
     assert report.exit_status == 0, [str(f) for f in report.findings]
     assert report.counts["consumequeue"]["units_matched"] == 7
+
+
+def test_store_summary_shows_the_ext_chains(tmp_path):
+    from pymq_ref.tools.store_summary import render_summary, summarize_store
+
+    s = open_store(tmp_path, enable_consume_queue_ext=True, mapped_file_size_consume_queue_ext=100)
+    for i in range(11):
+        assert s.put_message(msg(i, queue_id=i % 2)).ok  # queue 0: 6 units, queue 1: 5 (4 a file)
+    s.shutdown()
+    doc = summarize_store(tmp_path)
+    assert doc["consumequeue_ext"] == {"file_size": 100, "queues": {
+        "T/0": {"files": 2, "min_offset": 0, "max_offset": 140, "units_in_last_file": 2},
+        "T/1": {"files": 2, "min_offset": 0, "max_offset": 120, "units_in_last_file": 1}}}
+    text = render_summary(doc)
+    assert "consumequeue_ext: 2 queue(s), files of 100 bytes\n  T/0: offsets [0, 140), 2 file(s)\n" in text
+    assert "consumequeue_ext" not in summarize_store_without_ext(tmp_path / "plain")
+    last = tmp_path / "consumequeue_ext" / "T" / "1" / f"{100:020d}"
+    data = bytearray(last.read_bytes())
+    data[20:22] = b"\x00\x05"  # a size too small for a unit after the first one
+    last.write_bytes(bytes(data))
+    q1 = summarize_store(tmp_path)["consumequeue_ext"]["queues"]["T/1"]
+    assert q1["max_offset"] is None and "error" in q1 and "! " in render_summary(summarize_store(tmp_path))
+
+
+def summarize_store_without_ext(root):
+    from pymq_ref.tools.store_summary import summarize_store
+
+    s = open_store(root)
+    assert s.put_message(msg(0)).ok
+    s.shutdown()
+    return summarize_store(root)

@@ -23,6 +23,7 @@ from pathlib import Path
 from ..errors import FormatError
 from ..formats import fastjson
 from ..formats.consume_queue import CQ_STORE_UNIT_SIZE, decode_cq_unit
+from ..formats.consume_queue_ext import ExtEnd, iter_ext_units
 from ..formats.index_file import INDEX_HEADER_SIZE, decode_index_header
 from ..formats.message import BlankRecord
 from .segments import EndOfData, Finding, open_readonly, walk_segment
@@ -87,6 +88,28 @@ def consume_queue_summary(segments: list[Segment]) -> dict:
     return doc
 
 
+def consume_queue_ext_summary(segments: list[Segment]) -> dict:
+    """Files and the [min, max) offsets of one ConsumeQueueExt chain (an address is ``offset +
+    Long.MIN_VALUE``): min is the first file's start, max the end of the units of the last file."""
+    doc = {"files": len(segments), "min_offset": 0, "max_offset": 0, "units_in_last_file": 0}
+    if not segments:
+        return doc
+    first, last = segments[0], segments[-1]
+    doc["min_offset"] = first.base
+    doc["max_offset"] = last.base
+    with open_readonly(last.path) as buf:
+        try:
+            for item in iter_ext_units(buf, base=last.base):
+                if isinstance(item, ExtEnd):
+                    doc["max_offset"] = item.offset
+                else:
+                    doc["units_in_last_file"] += 1
+        except FormatError as exc:
+            doc["error"] = str(exc)
+            doc["max_offset"] = None
+    return doc
+
+
 def index_summary(seg: Segment) -> dict:
     """Entries and the header's time range of one IndexFile (None when it has no header)."""
     with open_readonly(seg.path) as buf:
@@ -134,6 +157,10 @@ def summarize_store(root: Path, layout: StoreLayout | None = None) -> dict:
         queues = {q.queue_id: consume_queue_summary(q.segments) for q in sorted(qdirs, key=lambda q: q.queue_id)}
         doc["topics"][topic] = {"queues": queues,
                                 "messages": sum(q["max_offset"] - q["min_offset"] for q in queues.values())}
+    if layout.ext_queues:
+        doc["consumequeue_ext"] = {"file_size": layout.cq_ext_file_size, "queues": {
+            f"{q.topic}/{q.queue_id}": consume_queue_ext_summary(q.segments)
+            for q in sorted(layout.ext_queues, key=lambda q: (q.topic, q.queue_id))}}
     doc["index"] = [index_summary(seg) for seg in layout.index_files]
     if layout.checkpoint is not None:
         doc["checkpoint"] = checkpoint_summary(layout.checkpoint)
@@ -163,6 +190,14 @@ def render_summary(doc: dict) -> str:
         lines.append(f"  {topic}: {info['messages']} message(s)")
         for queue_id, q in info["queues"].items():
             lines.append(f"    queue {queue_id}: offsets [{q['min_offset']}, {q['max_offset']}), {q['files']} file(s)")
+    ext = doc.get("consumequeue_ext")
+    if ext:
+        lines.append(f"consumequeue_ext: {len(ext['queues'])} queue(s), files of {ext['file_size']} bytes")
+        for name, q in ext["queues"].items():
+            if "error" in q:
+                lines.append(f"  {name}: {q['files']} file(s)  ! {q['error']}")
+            else:
+                lines.append(f"  {name}: offsets [{q['min_offset']}, {q['max_offset']}), {q['files']} file(s)")
     lines.append(f"index: {len(doc['index'])} file(s)")
     lines += [f"  {i['file']}: {i['entries']} entries, {i['begin_timestamp']} .. {i['end_timestamp']}" for i in doc["index"]]
     cp = doc["checkpoint"]
