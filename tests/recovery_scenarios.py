@@ -1,0 +1,204 @@
+"""Damaged copies of one store, for comparing our recovery with RocketMQ 4.9.4's.
+
+:func:`build_base` writes a store with pymq_ref (deterministic: manual clock, fixed hosts); each
+scenario of :data:`SCENARIOS` damages a copy the way a crash, a disk or an operator would.
+:func:`readback` opens a copy with our store (recovery, then dispatch) and reports what it
+holds in the form RocketMQ's harness printed for the same copy
+(tests/data/rocketmq-4.9.4-recovery/<scenario>.jsonl).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import struct
+from pathlib import Path
+
+from pymq_ref.formats.hosts import Host
+from pymq_ref.formats.message import MessageRecord
+from pymq_ref.store.clock import ManualClock
+from pymq_ref.store.message_store import MessageStore
+from pymq_ref.store.store_config import MessageStoreConfig
+
+GEOMETRY = dict(mapped_file_size_commit_log=1024, mapped_file_size_consume_queue=100, max_hash_slot_num=8,
+                max_index_num=16)
+T0 = 1_700_000_000_000
+
+
+def config(root: Path) -> MessageStoreConfig:
+    return MessageStoreConfig(store_path_root_dir=str(root), **GEOMETRY)
+
+
+def message(i: int) -> MessageRecord:
+    props = {"KEYS": f"key-{i}", "UNIQ_KEY": f"7F00000112340000ABCD{i:012X}", "CLUSTER": "DefaultCluster"}
+    if i % 3:
+        props["TAGS"] = "TagA" if i % 3 == 1 else "TagB"
+    return MessageRecord(topic="TopicR", body=bytes([65 + i % 26]) * (120 + 7 * i % 60), queue_id=i % 2,
+                         properties=props, born_timestamp=T0 - 1000 + i, born_host=Host("127.0.0.1", 50000),
+                         store_host=Host("127.0.0.1", 10911))
+
+
+def build_base(root: Path) -> None:
+    """24 messages, one store timestamp a second apart (so checkpoint times pick files), clean shutdown."""
+    with MessageStore.open(config(root), ManualClock(T0, step_ms=1000)) as store:
+        for i in range(24):
+            assert store.put_message(message(i)).ok
+    (root / "lock").unlink()
+
+
+def _segments(root: Path) -> list[Path]:
+    return sorted((root / "commitlog").iterdir())
+
+
+def _records(path: Path) -> list[tuple[int, int]]:
+    """(file position, TOTALSIZE) of every message in a segment."""
+    data, pos, out = path.read_bytes(), 0, []
+    while pos + 8 <= len(data):
+        size, magic = struct.unpack_from(">ii", data, pos)
+        if size <= 0 or magic == -875286124:  # zeros or the END_OF_FILE blank
+            break
+        out.append((pos, size))
+        pos += size
+    return out
+
+
+def _patch(path: Path, pos: int, data: bytes) -> None:
+    raw = bytearray(path.read_bytes())
+    raw[pos:pos + len(data)] = data
+    path.write_bytes(bytes(raw))
+
+
+def _flip_body_byte(path: Path, record: int) -> None:
+    pos, _ = _records(path)[record]
+    raw = path.read_bytes()
+    _patch(path, pos + 100, bytes([raw[pos + 100] ^ 0xFF]))  # inside the body (it starts at 88)
+
+
+def _abort(root: Path) -> None:
+    (root / "abort").write_bytes(b"")
+
+
+def torn_tail(root: Path) -> None:
+    last = _segments(root)[-1]
+    pos, size = _records(last)[-1]
+    _patch(last, pos + 40, bytes(size - 40))
+    _abort(root)
+
+
+def crc_last_file(root: Path) -> None:
+    _flip_body_byte(_segments(root)[-1], 1)
+    _abort(root)
+
+
+def crc_earlier_file(root: Path) -> None:
+    _flip_body_byte(_segments(root)[-3], 1)
+    _abort(root)
+
+
+def crc_clean_shutdown(root: Path) -> None:
+    _flip_body_byte(_segments(root)[-1], 1)
+
+
+def garbage_tail(root: Path) -> None:
+    last = _segments(root)[-1]
+    pos, size = _records(last)[-1]
+    _patch(last, pos + size, b"\x13\x37" * 20)
+    _abort(root)
+
+
+def consume_queues_lost(root: Path) -> None:
+    shutil.rmtree(root / "consumequeue")
+    _abort(root)
+
+
+def index_lost(root: Path) -> None:
+    shutil.rmtree(root / "index")
+    _abort(root)
+
+
+def last_segment_lost(root: Path) -> None:
+    """The ConsumeQueues and index point past the end of the CommitLog (clean shutdown)."""
+    _segments(root)[-1].unlink()
+
+
+def last_segment_lost_after_crash(root: Path) -> None:
+    _segments(root)[-1].unlink()
+    _abort(root)
+
+
+def old_checkpoint(root: Path) -> None:
+    """The checkpoint says nothing was flushed after the first message: abnormal recovery
+    starts from the first segment."""
+    raw = bytearray((root / "checkpoint").read_bytes())
+    struct.pack_into(">qqq", raw, 0, T0, T0, T0)
+    (root / "checkpoint").write_bytes(bytes(raw))
+    _abort(root)
+
+
+def checkpoint_lost(root: Path) -> None:
+    (root / "checkpoint").unlink()
+    _abort(root)
+
+
+def dirty_consume_queue_tail(root: Path) -> None:
+    """A unit past the CommitLog's end (a ConsumeQueue flushed before the CommitLog was)."""
+    q = root / "consumequeue" / "TopicR" / "0"
+    last = sorted(q.iterdir())[-1]
+    data = last.read_bytes()
+    end = next(p for p in range(0, len(data), 20) if data[p:p + 20] == bytes(20))
+    _patch(last, end, struct.pack(">qiq", 10 * 1024 * 1024, 200, 0))
+    _abort(root)
+
+
+def head_segments_deleted(root: Path) -> None:
+    """Retention deleted the first two segments, and nothing else yet (clean shutdown)."""
+    for seg in _segments(root)[:2]:
+        seg.unlink()
+
+
+SCENARIOS = {f.__name__: f for f in (
+    lambda root: None, _abort, torn_tail, crc_last_file, crc_earlier_file, crc_clean_shutdown, garbage_tail,
+    consume_queues_lost, index_lost, last_segment_lost, last_segment_lost_after_crash, old_checkpoint,
+    checkpoint_lost, dirty_consume_queue_tail, head_segments_deleted)}
+SCENARIOS["clean"] = SCENARIOS.pop("<lambda>")
+SCENARIOS["crash"] = SCENARIOS.pop("_abort")
+
+
+def make(base: Path, name: str, root: Path) -> None:
+    shutil.copytree(base, root)
+    SCENARIOS[name](root)
+
+
+def readback(root: Path) -> list[dict]:
+    """Open ``root`` with our store (recovery + dispatch) and report it as RocketMQ's harness does."""
+    abort_before = (root / "abort").exists()
+    with MessageStore.open(config(root), ManualClock(T0 + 10**6)) as store:
+        queues, units, queries, asked = {}, [], [], set()
+        for topic in sorted(os.listdir(root / "consumequeue")) if (root / "consumequeue").is_dir() else []:
+            for qid in sorted(os.listdir(root / "consumequeue" / topic)):
+                q = int(qid)
+                cq = store.find_consume_queue(topic, q)
+                lo, hi = cq.min_offset_in_queue, cq.max_offset_in_queue
+                queues[f"{topic}/{q}"] = [lo, hi]
+                for off in range(lo, hi):
+                    u = cq.get_unit(off)
+                    m = store.look_message_by_offset(u.phy_offset)
+                    units.append({"kind": "unit", "topic": topic, "queueId": q, "queueOffset": off,
+                                  "phyOffset": u.phy_offset, "size": u.size, "tagsCode": u.tags_code,
+                                  "message": None if m is None else {
+                                      "queueOffset": m.queue_offset, "storeTimestamp": m.store_timestamp,
+                                      "properties": dict(sorted(m.properties.items()))}})
+                    if m is None:
+                        continue
+                    keys = [m.properties["UNIQ_KEY"]] if "UNIQ_KEY" in m.properties else []
+                    keys += [k for k in m.properties.get("KEYS", "").split(" ") if k]
+                    for k in keys:
+                        if (topic, k) in asked:
+                            continue
+                        asked.add((topic, k))
+                        offsets, _, _ = store.index_service.query_offset(topic, k, 64, 0, 2**63 - 1)
+                        queries.append({"kind": "query", "topic": topic, "key": k, "phyOffsets": sorted(offsets)})
+        head = {"kind": "load", "abortBefore": abort_before, "loaded": True,
+                "minPhyOffset": store.get_min_phy_offset(), "maxPhyOffset": store.get_max_phy_offset(),
+                "queues": queues}
+    return [head, *units, *queries]
