@@ -103,7 +103,7 @@ def test_through_a_real_store_with_a_collision(tmp_path):
         result = store.get_message("G", "T", 0, 0, 32, tag_filter=both)
         assert [r.properties["TAGS"] for r in result.records()] == ["Aa", "Aa"] and result.next_begin_offset == 6
         result = store.get_message("G", "T", 1, 0, 32, tag_filter=both)
-        assert result.status is GetMessageStatus.NO_MATCHED_LOGIC_QUEUE
+        assert result.status is GetMessageStatus.NO_MESSAGE_IN_QUEUE
         only_bb = store.get_message("G", "T", 0, 1, 1, tag_filter=build_filter("TAG", "Zz"))
         assert only_bb.status is GetMessageStatus.NO_MATCHED_MESSAGE and only_bb.next_begin_offset == 6
         sql = build_filter("SQL92", "TAGS = 'BB' OR TAGS IS NULL")

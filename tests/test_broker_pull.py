@@ -50,7 +50,7 @@ def test_status_mapping_and_offsets(tmp_path):
                                        "queueId": 0, "topic": "T"}, "offsetNew": 3, "offsetRequest": 9}
         assert ev.properties_string == "KEYS\x01CG\x02DELAY\x010\x02TAGS\x01CG"  # HashMap: KEYS 7, DELAY 13, TAGS 14
         r = pull(b, 0, queue_id=1)  # empty queue (no CQ) at 0: not found
-        assert (r.code, r.get_message_status) == (19, GetMessageStatus.NO_MATCHED_LOGIC_QUEUE)
+        assert (r.code, r.get_message_status) == (19, GetMessageStatus.NO_MESSAGE_IN_QUEUE)  # as if created empty
         r = pull(b, 4, queue_id=1)  # ... at 4: offset moved
         assert (r.code, r.next_begin_offset) == (21, 0)
 

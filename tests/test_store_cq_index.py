@@ -141,7 +141,9 @@ def test_cq_recover_and_truncate(tmp_path):
 
 def test_get_message_statuses_and_tag_filter(tmp_path):
     store = open_store(tmp_path)
-    assert store.get_message("g", "T", 0, 0).status is GetMessageStatus.NO_MATCHED_LOGIC_QUEUE
+    r = store.get_message("g", "T", 0, 0)  # a queue never written reads as an empty one, as in 4.9.4
+    assert (r.status, r.next_begin_offset, r.min_offset, r.max_offset) == (GetMessageStatus.NO_MESSAGE_IN_QUEUE, 0, 0, 0)
+    assert store.get_min_offset_in_queue("T", 0) == 0 and not (tmp_path / "consumequeue").exists()
     for i in range(6):
         store.put_message(msg(i))
     assert store.get_message("g", "T", 0, 6).status is GetMessageStatus.OFFSET_OVERFLOW_ONE

@@ -72,7 +72,7 @@ class StoreMachine(RuleBasedStateMachine):
         wanted = [m for m in q[start:] if tag is None or m.properties.get("TAGS") in tag.split(" || ")]
         assert [(g.body, g.properties) for g in got] == [(m.body, m.properties) for m in wanted]
         if not q:
-            assert status in (GetMessageStatus.NO_MATCHED_LOGIC_QUEUE, GetMessageStatus.NO_MESSAGE_IN_QUEUE)
+            assert status is GetMessageStatus.NO_MESSAGE_IN_QUEUE
         elif start > len(q):
             assert status is GetMessageStatus.OFFSET_OVERFLOW_BADLY
         else:

@@ -104,7 +104,7 @@ def test_readers_and_dispatch_see_only_committed_bytes(tmp_path):
         assert (last.wrote_position, last.committed_position, last.flushed_position) == (3 * results[0].append_result.wrote_bytes, 0, 0)
         assert store.get_max_phy_offset() == 0
         assert store.look_message_by_offset(0) is None
-        assert store.get_message("g", "T0", 0, 0).status is GetMessageStatus.NO_MATCHED_LOGIC_QUEUE
+        assert store.get_message("g", "T0", 0, 0).status is GetMessageStatus.NO_MESSAGE_IN_QUEUE
         assert store.query_message("T0", "k0").messages == []
         assert store.commit_log.queue.remain_how_many_data_to_commit() == last.wrote_position
         assert os.pread(last._fd, 16, 0) == bytes(16)  # nothing in the file yet

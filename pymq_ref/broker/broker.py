@@ -93,6 +93,9 @@ class Broker:
         elif store_config.store_path_root_dir != self.store_dir:
             raise ValueError(f"store_config.store_path_root_dir {store_config.store_path_root_dir!r} "
                              f"is not store_dir {self.store_dir!r}")
+        if self.config.total_physical_memory_size is not None:
+            store_config = dataclasses.replace(store_config,
+                                               total_physical_memory_size=self.config.total_physical_memory_size)
         self.store_config = store_config
         self.store_threads = store_threads
         self.store_retention = store_retention  # the store's disk probe, time zone, ratios (clean_service.py)
@@ -234,18 +237,10 @@ class Broker:
         offset = self.offsets.query_offset(group, topic, queue_id)
         if offset >= 0:
             return offset
-        min_offset = max(0, self.store.get_min_offset_in_queue(topic, queue_id))
-        if min_offset <= 0 and not self._check_in_disk_by_consume_offset(topic, queue_id, 0):
+        min_offset = self.store.get_min_offset_in_queue(topic, queue_id)
+        if min_offset <= 0 and not self.store.check_in_disk_by_consume_offset(topic, queue_id, 0):
             return 0
         raise QueryNotFoundError("Not found, V3_0_6_SNAPSHOT maybe this group consumer boot first")
-
-    def _check_in_disk_by_consume_offset(self, topic: str, queue_id: int, consume_offset: int) -> bool:
-        cq = self.store.find_consume_queue(topic, queue_id, create=False)
-        unit = cq.get_unit(consume_offset) if cq is not None else None
-        if unit is None:
-            return False
-        memory = self.config.total_physical_memory_size * self.store_config.access_message_in_memory_max_ratio // 100
-        return self.store.get_max_phy_offset() - unit.phy_offset > memory
 
     def update_consumer_offset(self, group: str, topic: str, queue_id: int, commit_offset: int,
                                client_host: str = "") -> ResponseCode:

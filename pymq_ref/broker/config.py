@@ -10,20 +10,12 @@ The settings only pymq-ref has are grouped at the end and say so.
 from __future__ import annotations
 
 import dataclasses
-import os
 import re
 from dataclasses import dataclass
 
 from pymq_ref.formats.hosts import Host
 
 from .constants import PERM_READ, PERM_WRITE, RMQ_SYS_TRACE_TOPIC
-
-
-def _total_physical_memory() -> int:
-    try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):  # pragma: no cover - non-POSIX
-        return 16 * 1024 ** 3
 
 
 @dataclass
@@ -56,9 +48,10 @@ class BrokerConfig:
     start_accept_send_request_time_stamp: int = 0
 
     # -- pymq-ref only ----------------------------------------------------------------------
-    #: ``StoreUtil.TOTAL_PHYSICAL_MEMORY_SIZE`` (decides "message no longer in memory" for the
-    #: suggest-slave hint and QUERY_CONSUMER_OFFSET); fixed in tests and the book.
-    total_physical_memory_size: int = dataclasses.field(default_factory=_total_physical_memory)
+    #: ``StoreUtil.TOTAL_PHYSICAL_MEMORY_SIZE``, which belongs to the store
+    #: (``MessageStoreConfig.total_physical_memory_size``: pull batch sizes, the suggest-slave
+    #: hint, QUERY_CONSUMER_OFFSET). When set, the broker opens its store with this value instead.
+    total_physical_memory_size: int | None = None
     #: Duplicate END_TRANSACTION for an already resolved transaction: True (default) writes no
     #: second real message (only the op message that closes a re-put copy, if missing) and
     #: rejects a contradicting decision; False behaves exactly like 4.9.4 (commits again).

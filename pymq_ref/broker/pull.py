@@ -248,7 +248,7 @@ class PullMessageProcessor:
         code = response_code_for(r.status, req.queue_offset)
         suggest = MASTER_ID
         if c.slave_read_enable:
-            suggest = sgc.which_broker_when_consume_slowly if self._suggest_pulling_from_slave(r) else sgc.broker_id
+            suggest = sgc.which_broker_when_consume_slowly if r.suggest_pulling_from_slave else sgc.broker_id
         result = PullResult(code, r.status.value, r.next_begin_offset, r.min_offset, r.max_offset, suggest,
                             b"".join(r.buffers) if code is ResponseCode.SUCCESS else b"", r.status,
                             from_hold=not broker_allow_suspend)
@@ -263,13 +263,6 @@ class PullMessageProcessor:
         if broker_allow_suspend and has_commit and self.store.config.broker_role is not BrokerRole.SLAVE:
             self.offsets.commit_offset(req.consumer_group, req.topic, req.queue_id, req.commit_offset, req.client_host)
         return answer
-
-    def _suggest_pulling_from_slave(self, r) -> bool:
-        """``DefaultMessageStore.getMessage``: behind by more than accessMessageInMemoryMaxRatio of RAM."""
-        if not r.phy_offsets:
-            return False
-        memory = self.config.total_physical_memory_size * self.store.config.access_message_in_memory_max_ratio // 100
-        return self.store.get_max_phy_offset() - r.phy_offsets[-1] > memory
 
     def execute_request_when_wakeup(self, pr: PullRequest) -> None:
         """Re-run a held pull in no-suspend mode and answer it through its callback."""

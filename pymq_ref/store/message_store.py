@@ -66,7 +66,7 @@ from pymq_ref.store.mapped_file import TransientStorePool
 from pymq_ref.store.index import IndexService
 from pymq_ref.store.clean_service import CleanFilesService, RetentionOptions
 from pymq_ref.store.retention import RunningFlags, disk_util
-from pymq_ref.store.store_config import FlushDiskType, MessageStoreConfig
+from pymq_ref.store.store_config import BrokerRole, FlushDiskType, MessageStoreConfig
 from pymq_ref.errors import FormatError
 
 
@@ -78,7 +78,7 @@ class GetMessageStatus(enum.Enum):
     OFFSET_OVERFLOW_BADLY = "OFFSET_OVERFLOW_BADLY"
     OFFSET_OVERFLOW_ONE = "OFFSET_OVERFLOW_ONE"
     OFFSET_TOO_SMALL = "OFFSET_TOO_SMALL"
-    NO_MATCHED_LOGIC_QUEUE = "NO_MATCHED_LOGIC_QUEUE"
+    NO_MATCHED_LOGIC_QUEUE = "NO_MATCHED_LOGIC_QUEUE"  # never answered: 4.9.4 creates every queue it looks up
     NO_MESSAGE_IN_QUEUE = "NO_MESSAGE_IN_QUEUE"
 
 
@@ -108,6 +108,8 @@ class GetMessageResult:
     max_offset: int
     buffers: list[bytes] = field(default_factory=list)
     phy_offsets: list[int] = field(default_factory=list)
+    #: ``suggestPullingFromSlave``: the last unit read is further behind than memory holds
+    suggest_pulling_from_slave: bool = False
 
     @property
     def message_count(self) -> int:
@@ -277,7 +279,6 @@ class MessageStore:
         root = self.consume_queue_dir
         if not os.path.isdir(root):
             return
-        size = self.config.mapped_file_size_consume_queue_rounded
         for topic in sorted(os.listdir(root)):
             tdir = os.path.join(root, topic)
             if not os.path.isdir(tdir):
@@ -686,24 +687,31 @@ class MessageStore:
             tag_filter = TagFilter(tag_filter)
         by_commit_log = getattr(tag_filter, "is_matched_by_commit_log", None)
         c = self.config
+        correct = self._next_offset_correction
         cq = self.find_consume_queue(topic, queue_id, create=False)
         if cq is None:
-            return GetMessageResult(GetMessageStatus.NO_MATCHED_LOGIC_QUEUE, 0, 0, 0)
+            # 4.9.4's findConsumeQueue creates the queue (in memory) for any lookup, so an unknown
+            # queue reads as an empty one; nothing is created here (the store may be read-only)
+            return GetMessageResult(GetMessageStatus.NO_MESSAGE_IN_QUEUE, correct(offset, 0), 0, 0)
         min_off, max_off = cq.min_offset_in_queue, cq.max_offset_in_queue
         if max_off == 0:
-            return GetMessageResult(GetMessageStatus.NO_MESSAGE_IN_QUEUE, 0, min_off, max_off)
+            return GetMessageResult(GetMessageStatus.NO_MESSAGE_IN_QUEUE, correct(offset, 0), min_off, max_off)
         if offset < min_off:
-            return GetMessageResult(GetMessageStatus.OFFSET_TOO_SMALL, min_off, min_off, max_off)
+            return GetMessageResult(GetMessageStatus.OFFSET_TOO_SMALL, correct(offset, min_off), min_off, max_off)
         if offset == max_off:
             return GetMessageResult(GetMessageStatus.OFFSET_OVERFLOW_ONE, offset, min_off, max_off)
         if offset > max_off:
-            return GetMessageResult(GetMessageStatus.OFFSET_OVERFLOW_BADLY, max_off, min_off, max_off)
+            return GetMessageResult(GetMessageStatus.OFFSET_OVERFLOW_BADLY, correct(offset, max_off), min_off, max_off)
         units = list(cq.iter_units_from(offset))
         if not units:
-            return GetMessageResult(GetMessageStatus.OFFSET_FOUND_NULL, cq.roll_next_file(offset), min_off, max_off)
+            return GetMessageResult(GetMessageStatus.OFFSET_FOUND_NULL, correct(offset, cq.roll_next_file(offset)),
+                                    min_off, max_off)
         result = GetMessageResult(GetMessageStatus.NO_MATCHED_MESSAGE, offset, min_off, max_off)
         max_filter = max(16000, max_msg_nums * 20) // 20
+        max_offset_py = self.commit_log.max_offset
+        memory = self._memory_for_messages()
         next_phy_file_start = None
+        phy = 0  # maxPhyOffsetPulling: the last unit looked at
         i = 0
         total = 0
         while i < len(units) and i < max_filter:
@@ -712,9 +720,15 @@ class MessageStore:
                 i += 1
                 continue
             n = len(result.buffers)
-            if n and total and (max_msg_nums <= n or total + size > c.max_transfer_bytes_on_message_in_memory
-                                or n > c.max_transfer_count_on_message_in_memory - 1):
-                break
+            if n and total:  # isTheBatchFull: smaller batches for messages no longer in memory
+                if max_offset_py - phy > memory:
+                    full = (total + size > c.max_transfer_bytes_on_message_in_disk
+                            or n > c.max_transfer_count_on_message_in_disk - 1)
+                else:
+                    full = (total + size > c.max_transfer_bytes_on_message_in_memory
+                            or n > c.max_transfer_count_on_message_in_memory - 1)
+                if max_msg_nums <= n or full:
+                    break
             if tags <= EXT_MAX_ADDR:
                 # an ext address: filter by the ext unit's tagsCode; an unreadable ext unit (or no ext
                 # file: enableConsumeQueueExt off) makes the tagsCode "not legal": no store-side filter
@@ -740,7 +754,28 @@ class MessageStore:
             next_phy_file_start = None
             i += 1
         result.next_begin_offset = offset + i
+        result.suggest_pulling_from_slave = max_offset_py - phy > memory
         return result
+
+    def _next_offset_correction(self, old_offset: int, new_offset: int) -> int:
+        """``nextOffsetCorrection``: a SLAVE keeps the requested offset unless offsetCheckInSlave."""
+        c = self.config
+        return new_offset if c.broker_role is not BrokerRole.SLAVE or c.offset_check_in_slave else old_offset
+
+    def _memory_for_messages(self) -> int:
+        """How far behind the CommitLog's end a message may be and still count as in memory
+        (``TOTAL_PHYSICAL_MEMORY_SIZE * accessMessageInMemoryMaxRatio / 100``)."""
+        c = self.config
+        return int(c.total_physical_memory_size * (c.access_message_in_memory_max_ratio / 100.0))
+
+    def check_in_disk_by_consume_offset(self, topic: str, queue_id: int, consume_offset: int) -> bool:
+        """``checkInDiskByConsumeOffset``: whether the message at ``consume_offset`` is no longer
+        in memory (False when there is no such unit)."""
+        cq = self.find_consume_queue(topic, queue_id, create=False)
+        unit = cq.get_unit(consume_offset) if cq is not None else None
+        if unit is None:
+            return False
+        return self.commit_log.max_offset - unit.phy_offset > self._memory_for_messages()
 
     def look_message_by_offset(self, commit_log_offset: int, size: int | None = None) -> MessageRecord | None:
         self._check_running()
@@ -792,8 +827,9 @@ class MessageStore:
         return cq.max_offset_in_queue if cq else 0
 
     def get_min_offset_in_queue(self, topic: str, queue_id: int) -> int:
+        """0 for a queue never written (4.9.4 creates it empty on lookup)."""
         cq = self.find_consume_queue(topic, queue_id, create=False)
-        return cq.min_offset_in_queue if cq else -1
+        return cq.min_offset_in_queue if cq else 0
 
     def get_min_phy_offset(self) -> int:
         return self.commit_log.min_offset

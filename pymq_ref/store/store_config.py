@@ -19,6 +19,14 @@ from pymq_ref.formats.consume_queue import round_file_size
 from pymq_ref.store.delay import DEFAULT_MESSAGE_DELAY_LEVEL, parse_delay_level  # noqa: F401
 
 
+def total_physical_memory() -> int:
+    """The machine's physical memory in bytes (16 GiB where the OS does not say)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - non-POSIX
+        return 16 * 1024 ** 3
+
+
 class FlushDiskType(enum.Enum):
     ASYNC_FLUSH = "ASYNC_FLUSH"
     SYNC_FLUSH = "SYNC_FLUSH"
@@ -67,6 +75,8 @@ class MessageStoreConfig:
     max_transfer_bytes_on_message_in_disk: int = 64 * 1024
     max_transfer_count_on_message_in_disk: int = 8
     access_message_in_memory_max_ratio: int = 40
+    #: ``offsetCheckInSlave``: a SLAVE also corrects a pull's next offset (else it echoes the request's)
+    offset_check_in_slave: bool = False
     message_index_enable: bool = True
     max_hash_slot_num: int = 5_000_000
     max_index_num: int = 5_000_000 * 4
@@ -103,6 +113,10 @@ class MessageStoreConfig:
     #: Time zone of index file names (RocketMQ: the JVM's local zone). "UTC" keeps the book
     #: deterministic; "local" follows the machine; otherwise an IANA name ("Asia/Shanghai").
     index_file_time_zone: str = "UTC"
+    #: ``StoreUtil.TOTAL_PHYSICAL_MEMORY_SIZE`` (Java reads the machine's): with
+    #: ``access_message_in_memory_max_ratio`` it decides whether a message is "in disk" (smaller
+    #: pull batches, the suggest-slave hint). Fixed in tests and the book.
+    total_physical_memory_size: int = dataclasses.field(default_factory=total_physical_memory)
 
     def is_transient_store_pool_enable(self) -> bool:
         """Java's ``isTransientStorePoolEnable()``: the flag, and only with ASYNC_FLUSH on a
