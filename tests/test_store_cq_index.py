@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 from pymq_ref.formats.consume_queue import BLANK_UNIT
 from pymq_ref.formats.index_file import entry_position, slot_position
 from pymq_ref.store.clock import ManualClock
@@ -173,3 +175,21 @@ def test_search_offset_by_time(tmp_path):
     assert store.search_offset_by_time("T", 0, base + 90_000) == 9      # all earlier -> last
     assert store.search_offset_by_time("X", 0, base) == 0
     store.shutdown()
+
+
+@pytest.mark.parametrize("check_in_slave,expected", [(False, 100), (True, 6)])
+def test_slave_keeps_the_requested_offset_unless_offset_check_in_slave(tmp_path, check_in_slave, expected):
+    """``nextOffsetCorrection``: on a SLAVE the next offset of a miss is the requested one,
+    unless ``offsetCheckInSlave``."""
+    from pymq_ref.store.store_config import BrokerRole
+
+    store = open_store(tmp_path)
+    for i in range(6):
+        store.put_message(msg(i))
+    store.shutdown()
+    slave = open_store(tmp_path, broker_role=BrokerRole.SLAVE, offset_check_in_slave=check_in_slave)
+    r = slave.get_message("g", "T", 0, 100)
+    assert (r.status, r.next_begin_offset) == (GetMessageStatus.OFFSET_OVERFLOW_BADLY, expected)
+    r = slave.get_message("g", "T", 9, 3)  # a queue never written
+    assert (r.status, r.next_begin_offset) == (GetMessageStatus.NO_MESSAGE_IN_QUEUE, 0 if check_in_slave else 3)
+    slave.shutdown()
