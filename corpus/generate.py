@@ -7,9 +7,11 @@ Everything comes from ``pymq_ref`` with a :class:`~pymq_ref.store.clock.ManualCl
 and no randomness, so two runs write byte-identical files (``tests/test_corpus.py`` checks that
 the committed corpus is exactly what this script writes). Two cases whose records the 4.9.4 put
 path does not produce by itself (v2 magic, a parked delayed message) are written as raw CommitLog
-bytes with :func:`pymq_ref.formats.message.encode_message`, then the store is opened after a
-"crash" (``abort`` file present), so that abnormal recovery dispatches the records and builds the
-ConsumeQueues and IndexFiles — derived files are functions of the log.
+bytes with :func:`pymq_ref.formats.message.encode_message`, then the store is opened so that it
+dispatches the records and builds the ConsumeQueues and IndexFiles — derived files are functions
+of the log: after a "crash" (``abort`` present, abnormal recovery) for v2 magic, after a clean stop
+(normal recovery, then the reput) for the delayed message, whose unit abnormal recovery would give
+the TAGS hash instead of the delivery time, as 4.9.4's does.
 
 Per case, ``OUT_DIR/<case>/`` holds ``store/`` (the store directory) and ``expected.json``:
 
@@ -87,8 +89,9 @@ def put_all(root: Path, messages, clock=None, **overrides) -> list:
     return results
 
 
-def write_raw_log(root: Path, records: list[MessageRecord], file_size: int = 1024) -> list[int]:
-    """Lay ``records`` end to end in CommitLog segment 0 (phy offsets patched in) and mark a crash."""
+def write_raw_log(root: Path, records: list[MessageRecord], file_size: int = 1024, crash: bool = True) -> list[int]:
+    """Lay ``records`` end to end in CommitLog segment 0 (phy offsets patched in) and, with
+    ``crash``, mark a crash (the ``abort`` file)."""
     buf = bytearray(file_size)
     pos, offsets = 0, []
     for rec in records:
@@ -99,7 +102,8 @@ def write_raw_log(root: Path, records: list[MessageRecord], file_size: int = 102
         pos += len(data)
     (root / "commitlog").mkdir(parents=True)
     (root / "commitlog" / f"{0:020d}").write_bytes(bytes(buf))
-    (root / "abort").write_bytes(b"")
+    if crash:
+        (root / "abort").write_bytes(b"")
     return offsets
 
 
@@ -107,6 +111,12 @@ def recover_and_shutdown(root: Path, clock_at: int) -> None:
     """Open after the 'crash': abnormal recovery dispatches every record (CQ + index), then a clean shutdown."""
     with MessageStore.open(config(root), ManualClock(clock_at, step_ms=1)) as store:
         assert not store.last_exit_ok
+
+
+def reput_and_shutdown(root: Path, clock_at: int) -> None:
+    """Open after a clean stop: normal recovery, then the reput dispatches every record, then a clean shutdown."""
+    with MessageStore.open(config(root), ManualClock(clock_at, step_ms=1)) as store:
+        assert store.last_exit_ok and store.dispatch_behind_bytes() == 0
 
 
 # --------------------------------------------------------------------------------------- cases
@@ -181,9 +191,10 @@ def build_delayed(root: Path) -> dict:
                            born_timestamp=1700000000000, born_host=Host("127.0.0.1", 50000), store_host=STORE,
                            store_timestamp=1700000000123)
     plain = message(1, store=STORE).replace(store_timestamp=1700000000124)
-    offsets = write_raw_log(root, [parked, plain])
+    offsets = write_raw_log(root, [parked, plain], crash=False)
     assert len(encode_message(parked)) == 258  # vector 6: TOTALSIZE 258
-    recover_and_shutdown(root, 1700000001000)
+    # not abnormal recovery: it runs before the delay levels are loaded and would store the TAGS hash
+    reput_and_shutdown(root, 1700000001000)
     return {"record_offsets": offsets, "schedule_unit_tags_code": 1700000000123 + 10_000,
             "plain_unit_tags_code": java_string_hash("TagA")}
 

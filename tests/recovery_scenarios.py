@@ -46,6 +46,20 @@ def build_base(root: Path) -> None:
     (root / "lock").unlink()
 
 
+def build_delayed_base(root: Path) -> None:
+    """Two delayed messages (DELAY=3, parked in SCHEDULE_TOPIC_XXXX queue 2) between two plain ones."""
+    with MessageStore.open(config(root), ManualClock(T0, step_ms=1000)) as store:
+        for i in range(4):
+            m = message(i)
+            if i in (1, 2):
+                m = m.replace(properties={**m.properties, "DELAY": "3"})
+            assert store.put_message(m).ok
+    (root / "lock").unlink()
+
+
+BASES = {"base": build_base, "delayed": build_delayed_base}
+
+
 def _segments(root: Path) -> list[Path]:
     return sorted((root / "commitlog").iterdir())
 
@@ -150,23 +164,40 @@ def dirty_consume_queue_tail(root: Path) -> None:
     _abort(root)
 
 
+def delayed_units_lost(root: Path) -> None:
+    """The SCHEDULE_TOPIC_XXXX ConsumeQueue is gone after a crash: abnormal recovery rebuilds it
+    before 4.9.4's schedule service has loaded its delay levels, so its units get the TAGS hash."""
+    shutil.rmtree(root / "consumequeue" / "SCHEDULE_TOPIC_XXXX")
+    _abort(root)
+
+
+def delayed_units_lost_clean(root: Path) -> None:
+    """The same after a clean shutdown: the reput rebuilds it, with the delivery times."""
+    shutil.rmtree(root / "consumequeue" / "SCHEDULE_TOPIC_XXXX")
+
+
 def head_segments_deleted(root: Path) -> None:
     """Retention deleted the first two segments, and nothing else yet (clean shutdown)."""
     for seg in _segments(root)[:2]:
         seg.unlink()
 
 
-SCENARIOS = {f.__name__: f for f in (
-    lambda root: None, _abort, torn_tail, crc_last_file, crc_earlier_file, crc_clean_shutdown, garbage_tail,
-    consume_queues_lost, index_lost, last_segment_lost, last_segment_lost_after_crash, old_checkpoint,
-    checkpoint_lost, dirty_consume_queue_tail, head_segments_deleted)}
-SCENARIOS["clean"] = SCENARIOS.pop("<lambda>")
+SCENARIOS = {f.__name__: ("base", f) for f in (
+    _abort, torn_tail, crc_last_file, crc_earlier_file, crc_clean_shutdown, garbage_tail, consume_queues_lost,
+    index_lost, last_segment_lost, last_segment_lost_after_crash, old_checkpoint, checkpoint_lost,
+    dirty_consume_queue_tail, head_segments_deleted)}
+SCENARIOS["clean"] = ("base", lambda root: None)
 SCENARIOS["crash"] = SCENARIOS.pop("_abort")
+SCENARIOS["delayed_crash"] = ("delayed", _abort)
+SCENARIOS["delayed_units_lost"] = ("delayed", delayed_units_lost)
+SCENARIOS["delayed_units_lost_clean"] = ("delayed", delayed_units_lost_clean)
 
 
-def make(base: Path, name: str, root: Path) -> None:
-    shutil.copytree(base, root)
-    SCENARIOS[name](root)
+def make(bases: Path, name: str, root: Path) -> None:
+    """Scenario ``name`` in ``root``, from its base store in ``bases/<base name>``."""
+    base, damage = SCENARIOS[name]
+    shutil.copytree(bases / base, root)
+    damage(root)
 
 
 def readback(root: Path) -> list[dict]:

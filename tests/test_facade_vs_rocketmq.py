@@ -33,8 +33,8 @@ def digest(root: Path) -> dict[str, str]:
 @pytest.fixture(scope="module")
 def bases(tmp_path_factory):
     root = tmp_path_factory.mktemp("facade")
-    R.build_base(root / "recovery")
-    assert digest(root / "recovery") == json.loads((DATA.parent / "rocketmq-4.9.4-recovery" / "base.sha256.json")
+    R.build_base(root / "base")
+    assert digest(root / "base") == json.loads((DATA.parent / "rocketmq-4.9.4-recovery" / "base.sha256.json")
                                                    .read_text())
     F.build_wide(root / "wide")
     assert digest(root / "wide") == json.loads((DATA / "wide.sha256.json").read_text())
@@ -51,7 +51,7 @@ def compare(store: MessageStore, recorded: str) -> None:
 
 @pytest.mark.parametrize("scenario", ["clean", "head_segments_deleted", "consume_queues_lost"])
 def test_reads_of_a_recovered_store(bases, tmp_path, scenario):
-    R.make(bases / "recovery", scenario, tmp_path / "store")
+    R.make(bases, scenario, tmp_path / "store")
     with MessageStore.open(R.config(tmp_path / "store"), ManualClock(R.T0 + 10**6)) as store:
         compare(store, f"recovery-{scenario}.jsonl")
 

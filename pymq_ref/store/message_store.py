@@ -304,9 +304,13 @@ class MessageStore:
                 self.commit_log, cqs, check_crc=c.check_crc_on_recover, delay_table=self.delay_table,
                 max_phy_offset_of_cq=max_phy_cq)
         else:
+            # No delay table: 4.9.4's load() recovers before ScheduleMessageService parses its delay
+            # levels (maxDelayLevel is still 0), so the SCHEDULE_TOPIC_XXXX units this recovery
+            # dispatches carry the TAGS hash, not the delivery time (the schedule service then
+            # delivers those messages at once). Reput after start() uses the table again.
             self.recovered_offset = recovery.recover_abnormally(
                 self.commit_log, cqs, self.checkpoint, self._dispatch, check_crc=c.check_crc_on_recover,
-                delay_table=self.delay_table, max_phy_offset_of_cq=max_phy_cq,
+                delay_table={}, max_phy_offset_of_cq=max_phy_cq,
                 message_index_enable=c.message_index_enable, message_index_safe=c.message_index_safe)
         self.recover_topic_queue_table()
 

@@ -43,7 +43,7 @@ from ..formats.consume_queue import BLANK_UNIT_SIZE_FIELD, CQ_UNIT
 from ..formats.consume_queue_ext import decode_ext_unit, is_ext_addr, undecorate
 from ..errors import FormatError
 from ..formats.message import BlankRecord, MessageRecord
-from ..store.dispatch import SCHEDULE_TOPIC, dispatch_request_from_record
+from ..store.dispatch import SCHEDULE_TOPIC, dispatch_request_from_record, dispatch_tags_code
 from ..store.delay import DEFAULT_MESSAGE_DELAY_LEVEL, parse_delay_level
 from .doctor_index import IndexCheck, record_index_keys
 from .readonly_maps import CommitLogReader, ReadOnlyMaps, first_nonzero, last_nonzero
@@ -374,6 +374,16 @@ class Doctor:
             ext_why = self._check_ext_unit(req, unit[2])
             if not ext_why:
                 unit = expected
+        if (req.topic == SCHEDULE_TOPIC and unit[:2] == expected[:2] and unit[2] != expected[2]
+                and unit[2] == dispatch_tags_code(req.topic, req.properties, req.store_timestamp, {})):
+            # what 4.9.4's abnormal recovery writes: it dispatches before the delay levels are loaded
+            self.add(Problem("cq_delay_unit_tags_hash", seg.rel, byte - seg.base,
+                             f"unit {req.consume_queue_offset} of {req.topic}/{req.queue_id} for the message at "
+                             f"CommitLog offset {phy}: tagsCode {unit[2]} is the TAGS hash, not the delivery time "
+                             f"{expected[2]}; RocketMQ 4.9.4 writes it when abnormal recovery rebuilds the unit "
+                             f"(before its schedule service has loaded the delay levels), and then delivers the "
+                             f"message at once", severity="warning", phy_offset=phy))
+            unit = expected
         if unit == expected:
             if not q.matched[i]:
                 q.matched[i] = 1
