@@ -200,10 +200,22 @@ def make(bases: Path, name: str, root: Path) -> None:
     damage(root)
 
 
-def readback(root: Path) -> list[dict]:
-    """Open ``root`` with our store (recovery + dispatch) and report it as RocketMQ's harness does."""
+def _files(root: Path) -> dict[str, list[str]]:
+    """File names left in commitlog/, index/ and every consumequeue/{topic}/{queueId}/."""
+    out = {d: sorted(os.listdir(root / d)) for d in ("commitlog", "index")}
+    for topic in sorted(os.listdir(root / "consumequeue")):
+        for qid in sorted(os.listdir(root / "consumequeue" / topic)):
+            out[f"consumequeue/{topic}/{qid}"] = sorted(os.listdir(root / "consumequeue" / topic / qid))
+    return out
+
+
+def readback(root: Path, clock: ManualClock | None = None, before=None, **open_kwargs) -> list[dict]:
+    """Open ``root`` with our store (recovery + dispatch) and report it as RocketMQ's harness does;
+    ``before(store)`` runs first (a retention round) and the report then lists the files left."""
     abort_before = (root / "abort").exists()
-    with MessageStore.open(config(root), ManualClock(T0 + 10**6)) as store:
+    with MessageStore.open(config(root), clock or ManualClock(T0 + 10**6), **open_kwargs) as store:
+        if before is not None:
+            before(store)
         queues, units, queries, asked = {}, [], [], set()
         for topic in sorted(os.listdir(root / "consumequeue")) if (root / "consumequeue").is_dir() else []:
             for qid in sorted(os.listdir(root / "consumequeue" / topic)):
@@ -232,4 +244,6 @@ def readback(root: Path) -> list[dict]:
         head = {"kind": "load", "abortBefore": abort_before, "loaded": True,
                 "minPhyOffset": store.get_min_phy_offset(), "maxPhyOffset": store.get_max_phy_offset(),
                 "queues": queues}
+        if before is not None:
+            head["files"] = _files(root)
     return [head, *units, *queries]
