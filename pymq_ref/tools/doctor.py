@@ -16,6 +16,8 @@ What is checked (``storage.md`` §1, §2, §8–§11), in this order:
    — "derived files are functions of the log") and its ConsumeQueue unit and index entries
    are looked up: missing or different units and missing index keys are reported, and each
    index entry's timeDiff is compared with what ``IndexFile.putKey`` writes for that record.
+   A SCHEDULE_TOPIC_XXXX unit holding the TAGS hash instead of the delivery time is a warning,
+   not a mismatch: 4.9.4's abnormal recovery writes it (it runs before the delay levels load).
 5. **Back-references**: units and index entries that no record claimed are decoded against
    the record they point at (wrong topic/queue/size/tagsCode, not a record, no such key).
 6. **Checkpoint** (not after the newest record) and **config JSON** (parses).
