@@ -49,7 +49,8 @@ def test_the_corpus_is_the_one_rocketmq_read():
         root = CORPUS / case / "store"
         now = {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
                for p in sorted(root.rglob("*")) if p.is_file() and p.name != "lock"}
-        assert now == PINNED[case], f"corpus/{case} changed: re-run RocketMQ over it (README.md in {READS})"
+        assert now == PINNED[case], \
+            f"corpus/{case} changed: re-run RocketMQ over it (tools/rocketmq_harness/regenerate.py corpus)"
 
 
 @pytest.mark.parametrize("case", READABLE)

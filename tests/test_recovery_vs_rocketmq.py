@@ -31,7 +31,7 @@ def bases(tmp_path_factory):
         digest = {str(p.relative_to(root / name)): hashlib.sha256(p.read_bytes()).hexdigest()
                   for p in sorted((root / name).rglob("*")) if p.is_file()}
         assert digest == json.loads((DATA / f"{name}.sha256.json").read_text()), \
-            f"the {name} store changed: RocketMQ's answers no longer apply (README.md)"
+            f"the {name} store changed: RocketMQ's answers no longer apply (tools/rocketmq_harness/regenerate.py recovery)"
     return root
 
 

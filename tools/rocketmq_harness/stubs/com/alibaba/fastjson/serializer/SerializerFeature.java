@@ -1,0 +1,2 @@
+package com.alibaba.fastjson.serializer;
+public enum SerializerFeature { PrettyFormat, WriteMapNullValue, WriteNullListAsEmpty, SortField }

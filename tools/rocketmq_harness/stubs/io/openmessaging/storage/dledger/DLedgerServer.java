@@ -1,0 +1,2 @@
+package io.openmessaging.storage.dledger;
+public class DLedgerServer { public DLedgerConfig getdLedgerConfig() { throw new UnsupportedOperationException(); } }
