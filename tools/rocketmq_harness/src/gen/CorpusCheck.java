@@ -5,12 +5,8 @@ import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.*;
 import java.util.*;
-import org.apache.rocketmq.common.BrokerConfig;
 import org.apache.rocketmq.common.message.*;
 import org.apache.rocketmq.store.*;
-import org.apache.rocketmq.store.config.FlushDiskType;
-import org.apache.rocketmq.store.config.MessageStoreConfig;
-import org.apache.rocketmq.store.stats.BrokerStatsManager;
 
 /**
  * Harness: open a COPY of a store written by pymq_ref with the real 4.9.4 DefaultMessageStore
@@ -24,17 +20,8 @@ public class CorpusCheck {
 
     static void run(String[] a) throws Exception {
         String root = a[0];
-        MessageStoreConfig cfg = new MessageStoreConfig();
-        cfg.setStorePathRootDir(root);
-        cfg.setMappedFileSizeCommitLog(Integer.parseInt(a[2]));
-        cfg.setMappedFileSizeConsumeQueue(Integer.parseInt(a[3]));
-        cfg.setMaxHashSlotNum(Integer.parseInt(a[4]));
-        cfg.setMaxIndexNum(Integer.parseInt(a[5]));
-        cfg.setFlushDiskType(FlushDiskType.ASYNC_FLUSH);
-        cfg.setHaListenPort(20915);
         boolean abortBefore = new File(root, "abort").exists();
-        DefaultMessageStore store = new DefaultMessageStore(cfg, new BrokerStatsManager("DefaultCluster", true),
-            (topic, queueId, logicOffset, tagsCode, msgStoreTime, filterBitMap, properties) -> { }, new BrokerConfig());
+        DefaultMessageStore store = Harness.create(Harness.config(root, a, 2, 20915));
         boolean loaded = store.load();
         List<Map<String, Object>> out = new ArrayList<>();
         Map<String, Object> head = new LinkedHashMap<>();
@@ -44,11 +31,7 @@ public class CorpusCheck {
         out.add(head);
         if (loaded) {
             store.start();
-            long t0 = System.currentTimeMillis();
-            while (store.dispatchBehindBytes() != 0) {
-                Thread.sleep(10);
-                if (System.currentTimeMillis() - t0 > 5000) throw new IllegalStateException("dispatch stuck");
-            }
+            Harness.awaitDispatch(store);
             Thread.sleep(100);
             dump(store, root, head, out);
             store.shutdown();

@@ -4,17 +4,15 @@ import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.*;
 import java.util.*;
-import org.apache.rocketmq.common.BrokerConfig;
 import org.apache.rocketmq.common.filter.FilterAPI;
 import org.apache.rocketmq.common.message.*;
 import org.apache.rocketmq.store.*;
-import org.apache.rocketmq.store.config.FlushDiskType;
 import org.apache.rocketmq.store.config.MessageStoreConfig;
-import org.apache.rocketmq.store.stats.BrokerStatsManager;
 
 /**
  * Harness: a store written by the real 4.9.4 DefaultMessageStore with enableConsumeQueueExt.
- * args: gen ROOT OUT_JSONL | check ROOT OUT_JSONL (reopen, read every unit back, pull by tag)
+ * args: gen ROOT OUT_JSONL (write 42 messages) | check ROOT OUT_JSONL (reopen) | extend ROOT OUT_JSONL (reopen, put four);
+ * then every unit, its ext unit and a pull per tag expression are written to OUT_JSONL
  */
 public class ExtGen {
     static final InetSocketAddress STORE_HOST = new InetSocketAddress("127.0.0.1", 10911);
@@ -23,38 +21,17 @@ public class ExtGen {
     static final String[] EXPRESSIONS = {"*", "TagA", "TagB", "TagA || TagC", "TagNone"};
 
     static MessageStoreConfig config(String root) {
-        MessageStoreConfig cfg = new MessageStoreConfig();
-        cfg.setStorePathRootDir(root);
-        cfg.setMappedFileSizeCommitLog(64 * 1024);
-        cfg.setMappedFileSizeConsumeQueue(50 * 20);
+        MessageStoreConfig cfg = Harness.config(root, 64 * 1024, 50 * 20, 100, 200, 20914);
         cfg.setEnableConsumeQueueExt(true);
         cfg.setMappedFileSizeConsumeQueueExt(200);
-        cfg.setMaxHashSlotNum(100);
-        cfg.setMaxIndexNum(200);
-        cfg.setFlushDiskType(FlushDiskType.ASYNC_FLUSH);
-        cfg.setHaListenPort(20914);
         cfg.setCheckCRCOnRecover(true);
         return cfg;
     }
 
-    static DefaultMessageStore open(String root) throws Exception {
-        BrokerConfig bc = new BrokerConfig();
-        DefaultMessageStore store = new DefaultMessageStore(config(root), new BrokerStatsManager("DefaultCluster", true),
-            (topic, queueId, logicOffset, tagsCode, msgStoreTime, filterBitMap, properties) -> { }, bc);
-        if (!store.load()) throw new IllegalStateException("load failed");
-        store.start();
-        return store;
-    }
-
     public static void main(String[] args) {
         try {
-            DefaultMessageStore store = open(args[1]);
+            DefaultMessageStore store = Harness.open(config(args[1]));
             if (args[0].equals("extend")) {
-                long t1 = System.currentTimeMillis();
-                while (store.dispatchBehindBytes() != 0) {
-                    Thread.sleep(10);
-                    if (System.currentTimeMillis() - t1 > 5000) throw new IllegalStateException("dispatch stuck");
-                }
                 for (int i = 40; i < 44; i++) {
                     String tags = i % 4 == 0 ? "TagA" : i % 4 == 1 ? "TagB" : i % 4 == 2 ? "TagC" : null;
                     put(store, "TopicExt", i % 2, tags, "key-" + i, ("ext body " + i).getBytes(StandardCharsets.UTF_8), 0, i);
@@ -69,11 +46,7 @@ public class ExtGen {
                     put(store, "TopicExt", d, "TagA", "delay-" + d, ("delayed " + d).getBytes(StandardCharsets.UTF_8), 3, 100 + d);
                 }
             }
-            long t0 = System.currentTimeMillis();
-            while (store.dispatchBehindBytes() != 0) {
-                Thread.sleep(10);
-                if (System.currentTimeMillis() - t0 > 5000) throw new IllegalStateException("dispatch stuck");
-            }
+            Harness.awaitDispatch(store);
             Thread.sleep(200);
             StringBuilder sb = new StringBuilder();
             for (String[] q : QUEUES) {

@@ -3,13 +3,10 @@ package gen;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.*;
 import java.util.*;
-import org.apache.rocketmq.common.BrokerConfig;
 import org.apache.rocketmq.common.filter.FilterAPI;
 import org.apache.rocketmq.common.message.*;
 import org.apache.rocketmq.store.*;
-import org.apache.rocketmq.store.config.FlushDiskType;
 import org.apache.rocketmq.store.config.MessageStoreConfig;
-import org.apache.rocketmq.store.stats.BrokerStatsManager;
 
 /** Harness: run a grid of read calls (GRID, tab-separated) against a COPY of a store. args: ROOT GRID OUT cl cq slots index */
 public class FacadeCheck {
@@ -18,24 +15,9 @@ public class FacadeCheck {
     }
 
     static void run(String[] a) throws Exception {
-        MessageStoreConfig cfg = new MessageStoreConfig();
-        cfg.setStorePathRootDir(a[0]);
-        cfg.setMappedFileSizeCommitLog(Integer.parseInt(a[3]));
-        cfg.setMappedFileSizeConsumeQueue(Integer.parseInt(a[4]));
-        cfg.setMaxHashSlotNum(Integer.parseInt(a[5]));
-        cfg.setMaxIndexNum(Integer.parseInt(a[6]));
-        cfg.setFlushDiskType(FlushDiskType.ASYNC_FLUSH);
-        cfg.setHaListenPort(20917);
+        MessageStoreConfig cfg = Harness.config(a[0], a, 3, 20917);
         if (a.length > 7) cfg.setAccessMessageInMemoryMaxRatio(Integer.parseInt(a[7]));
-        DefaultMessageStore store = new DefaultMessageStore(cfg, new BrokerStatsManager("DefaultCluster", true),
-            (topic, queueId, logicOffset, tagsCode, msgStoreTime, filterBitMap, properties) -> { }, new BrokerConfig());
-        if (!store.load()) throw new IllegalStateException("load failed");
-        store.start();
-        long t0 = System.currentTimeMillis();
-        while (store.dispatchBehindBytes() != 0) {
-            Thread.sleep(10);
-            if (System.currentTimeMillis() - t0 > 5000) throw new IllegalStateException("dispatch stuck");
-        }
+        DefaultMessageStore store = Harness.open(cfg);
         StringBuilder sb = new StringBuilder();
         for (String line : Files.readAllLines(Paths.get(a[1]), StandardCharsets.UTF_8)) {
             String[] c = line.split("\t");

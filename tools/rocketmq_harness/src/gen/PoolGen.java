@@ -3,31 +3,18 @@ package gen;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.util.*;
-import org.apache.rocketmq.common.BrokerConfig;
 import org.apache.rocketmq.common.message.*;
 import org.apache.rocketmq.store.*;
-import org.apache.rocketmq.store.config.FlushDiskType;
 import org.apache.rocketmq.store.config.MessageStoreConfig;
-import org.apache.rocketmq.store.stats.BrokerStatsManager;
 
 /** Harness: a store written by the real 4.9.4 DefaultMessageStore with transientStorePoolEnable. args: ROOT */
 public class PoolGen {
     public static void main(String[] args) {
         try {
-            MessageStoreConfig cfg = new MessageStoreConfig();
-            cfg.setStorePathRootDir(args[0]);
-            cfg.setMappedFileSizeCommitLog(4096);
-            cfg.setMappedFileSizeConsumeQueue(50 * 20);
-            cfg.setMaxHashSlotNum(100);
-            cfg.setMaxIndexNum(400);
-            cfg.setFlushDiskType(FlushDiskType.ASYNC_FLUSH);
+            MessageStoreConfig cfg = Harness.config(args[0], 4096, 50 * 20, 100, 400, 20916);
             cfg.setTransientStorePoolEnable(true);
             cfg.setTransientStorePoolSize(2);
-            cfg.setHaListenPort(20916);
-            DefaultMessageStore store = new DefaultMessageStore(cfg, new BrokerStatsManager("DefaultCluster", true),
-                (topic, queueId, logicOffset, tagsCode, msgStoreTime, filterBitMap, properties) -> { }, new BrokerConfig());
-            if (!store.load()) throw new IllegalStateException("load failed");
-            store.start();
+            DefaultMessageStore store = Harness.open(cfg);
             InetSocketAddress born = new InetSocketAddress("127.0.0.1", 54321), host = new InetSocketAddress("127.0.0.1", 10911);
             for (int i = 0; i < 60; i++) {
                 // bodies of varying length, so that each segment's blank starts at a different position

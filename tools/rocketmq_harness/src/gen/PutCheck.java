@@ -4,27 +4,17 @@ import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.*;
 import java.util.*;
-import org.apache.rocketmq.common.BrokerConfig;
 import org.apache.rocketmq.common.message.*;
 import org.apache.rocketmq.store.*;
-import org.apache.rocketmq.store.config.FlushDiskType;
 import org.apache.rocketmq.store.config.MessageStoreConfig;
-import org.apache.rocketmq.store.stats.BrokerStatsManager;
 
 /** Harness: put edge-case messages (CASES file: name, topic, property value, body length per line) and print each result. args: ROOT CASES OUT */
 public class PutCheck {
     public static void main(String[] a) {
         try {
-            MessageStoreConfig cfg = new MessageStoreConfig();
-            cfg.setStorePathRootDir(a[0]);
-            cfg.setMappedFileSizeCommitLog(65536);
+            MessageStoreConfig cfg = Harness.config(a[0], 65536, 300000 * 20, 5000000, 5000000 * 4, 20919);
             cfg.setMaxMessageSize(100000);
-            cfg.setFlushDiskType(FlushDiskType.ASYNC_FLUSH);
-            cfg.setHaListenPort(20919);
-            DefaultMessageStore store = new DefaultMessageStore(cfg, new BrokerStatsManager("DefaultCluster", true),
-                (topic, queueId, logicOffset, tagsCode, msgStoreTime, filterBitMap, properties) -> { }, new BrokerConfig());
-            if (!store.load()) throw new IllegalStateException("load failed");
-            store.start();
+            DefaultMessageStore store = Harness.open(cfg);
             StringBuilder sb = new StringBuilder();
             for (String line : Files.readAllLines(Paths.get(a[1]), StandardCharsets.UTF_8)) {
                 String[] c = line.split("\t", -1);

@@ -5,35 +5,17 @@ import java.lang.reflect.*;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.*;
 import java.util.*;
-import org.apache.rocketmq.common.BrokerConfig;
 import org.apache.rocketmq.store.*;
-import org.apache.rocketmq.store.config.FlushDiskType;
 import org.apache.rocketmq.store.config.MessageStoreConfig;
-import org.apache.rocketmq.store.stats.BrokerStatsManager;
 
 /** Harness: open a COPY, executeDeleteFilesManually, run one clean round of CommitLog then ConsumeQueue/index, dump. args: ROOT OUT cl cq slots index */
 public class RetentionCheck {
     public static void main(String[] a) {
         try {
-            MessageStoreConfig cfg = new MessageStoreConfig();
-            cfg.setStorePathRootDir(a[0]);
-            cfg.setMappedFileSizeCommitLog(Integer.parseInt(a[2]));
-            cfg.setMappedFileSizeConsumeQueue(Integer.parseInt(a[3]));
-            cfg.setMaxHashSlotNum(Integer.parseInt(a[4]));
-            cfg.setMaxIndexNum(Integer.parseInt(a[5]));
-            cfg.setFlushDiskType(FlushDiskType.ASYNC_FLUSH);
-            cfg.setHaListenPort(20918);
+            MessageStoreConfig cfg = Harness.config(a[0], a, 2, 20918);
             cfg.setDeleteCommitLogFilesInterval(0);
             cfg.setDeleteConsumeQueueFilesInterval(0);
-            DefaultMessageStore store = new DefaultMessageStore(cfg, new BrokerStatsManager("DefaultCluster", true),
-                (topic, queueId, logicOffset, tagsCode, msgStoreTime, filterBitMap, properties) -> { }, new BrokerConfig());
-            if (!store.load()) throw new IllegalStateException("load failed");
-            store.start();
-            long t0 = System.currentTimeMillis();
-            while (store.dispatchBehindBytes() != 0) {
-                Thread.sleep(10);
-                if (System.currentTimeMillis() - t0 > 5000) throw new IllegalStateException("dispatch stuck");
-            }
+            DefaultMessageStore store = Harness.open(cfg);
             store.executeDeleteFilesManually();
             for (String name : new String[] {"cleanCommitLogService", "cleanConsumeQueueService"}) {
                 Field f = DefaultMessageStore.class.getDeclaredField(name);
