@@ -61,3 +61,20 @@ def test_damaged_copy_reports_each_damage_at_its_offset(spark, tmp_path):
     assert (mismatch["expected_tags_code"], mismatch["found_tags_code"]) == (tags, tags + 1)
     assert mismatch["file"] == "consumequeue/TopicTest/1/00000000000000000000" and mismatch["position"] == 60
     assert findings(result.index, "kind", "key_hash", "phy_offset") == [("missing", victim_hash, victim_phy)]
+
+
+def test_delayed_units_rebuilt_by_a_4_9_4_style_recovery_are_their_own_kind(spark, tmp_path):
+    """After ``delayed_units_lost`` (recovery as 4.9.4 runs it: the rebuilt SCHEDULE_TOPIC_XXXX
+    units carry TAGS hashes) verify reports ``delay_tags_hash``, as the doctor warns, not a mismatch."""
+    import recovery_scenarios as R
+    from pymq_ref.store.clock import ManualClock
+    from pymq_ref.store.message_store import MessageStore
+
+    R.build_delayed_base(tmp_path / "delayed")
+    root = tmp_path / "store"
+    R.make(tmp_path, "delayed_units_lost", root)
+    MessageStore.open(R.config(root), ManualClock(R.T0 + 10**6)).shutdown()  # the recovery
+    result = verify_store(spark, str(root))
+    assert findings(result.consume_queue, "kind", "topic", "queue_id", "queue_offset", "found_tags_code") == [
+        ("delay_tags_hash", "SCHEDULE_TOPIC_XXXX", 2, 0, 2598919), ("delay_tags_hash", "SCHEDULE_TOPIC_XXXX", 2, 1, 2598920)]
+    assert not result.ok and result.consume_queue_counts == {"delay_tags_hash": 2}

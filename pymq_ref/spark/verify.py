@@ -12,7 +12,9 @@ joins. Which records get what:
 * index entries for every type but ROLLBACK (``IndexService.buildIndex``).
 
 Findings (one row each): ``missing`` (derived, not on disk), ``extra`` (on disk, derived from
-no record), ``mismatched`` (same key, different values; both sides shown), and ``expired``
+no record), ``mismatched`` (same key, different values; both sides shown), ``delay_tags_hash``
+(a SCHEDULE_TOPIC_XXXX unit holding the TAGS hash instead of the delivery time: what 4.9.4's
+abnormal recovery writes, before its delay levels load — the doctor's warning) and ``expired``
 (points below the CommitLog's first offset: retention deleted the record first — a note, not
 an error). Read-only: nothing here writes a store file.
 """
@@ -30,11 +32,12 @@ from ..formats.hashing import index_key_hash
 from ..store.dispatch import dispatch_tags_code
 from ..store.delay import DEFAULT_MESSAGE_DELAY_LEVEL, parse_delay_level
 
-FINDING_KINDS = ("missing", "extra", "mismatched", "expired")
+FINDING_KINDS = ("missing", "extra", "mismatched", "delay_tags_hash", "expired")
 #: The CommitLog columns the derivations read (pass as the ``columns`` option to load less).
 VERIFY_COLUMNS = "type,topic,queue_id,queue_offset,phy_offset,total_size,sys_flag,store_timestamp,properties,uniq_key,keys"
 _CQ_UNITS = pa.schema([("topic", pa.string()), ("queue_id", pa.int32()), ("queue_offset", pa.int64()),
-                       ("phy_offset", pa.int64()), ("size", pa.int32()), ("tags_code", pa.int64())])
+                       ("phy_offset", pa.int64()), ("size", pa.int32()), ("tags_code", pa.int64()),
+                       ("recovery_tags_code", pa.int64())])  # as 4.9.4's abnormal recovery writes it
 _INDEX_KEYS = pa.schema([("key", pa.string()), ("key_hash", pa.int32()), ("phy_offset", pa.int64()),
                          ("store_timestamp", pa.int64())])
 
@@ -65,7 +68,9 @@ def expected_consume_queue_units(commitlog: DataFrame, delay_levels: str = DEFAU
                 rows["queue_offset"].append(qoff)
                 rows["phy_offset"].append(phy)
                 rows["size"].append(size)
-                rows["tags_code"].append(dispatch_tags_code(topic, dict(props), ts, table))
+                props = dict(props)
+                rows["tags_code"].append(dispatch_tags_code(topic, props, ts, table))
+                rows["recovery_tags_code"].append(dispatch_tags_code(topic, props, ts, {}))
             yield pa.RecordBatch.from_pydict(rows, schema=_CQ_UNITS)
 
     cols = ["topic", "queue_id", "queue_offset", "phy_offset", "total_size", "sys_flag", "store_timestamp",
@@ -104,18 +109,21 @@ def _ddl(schema: pa.Schema) -> str:
 def diff_consume_queues(expected: DataFrame, on_disk: DataFrame, min_phy_offset: int | None) -> DataFrame:
     """Findings per unit: kind, topic, queue_id, queue_offset, expected_* and found_* values, file, position."""
     e = expected.select("topic", "queue_id", "queue_offset", F.col("phy_offset").alias("expected_phy_offset"),
-                        F.col("size").alias("expected_size"), F.col("tags_code").alias("expected_tags_code"))
+                        F.col("size").alias("expected_size"), F.col("tags_code").alias("expected_tags_code"),
+                        "recovery_tags_code")
     d = on_disk.where(~F.col("is_blank")).select(
         "topic", "queue_id", "queue_offset", F.col("phy_offset").alias("found_phy_offset"),
         F.col("size").alias("found_size"), F.col("tags_code").alias("found_tags_code"), "file", "position")
     j = e.join(d, ["topic", "queue_id", "queue_offset"], "full_outer")
     below = F.lit(False) if min_phy_offset is None else F.col("found_phy_offset") < F.lit(min_phy_offset)
+    same_place = ((F.col("expected_phy_offset") == F.col("found_phy_offset"))
+                  & (F.col("expected_size") == F.col("found_size")))
     kind = (F.when(F.col("found_phy_offset").isNull(), "missing")
             .when(F.col("expected_phy_offset").isNull() & below, "expired")
             .when(F.col("expected_phy_offset").isNull(), "extra")
-            .when((F.col("expected_phy_offset") != F.col("found_phy_offset"))
-                  | (F.col("expected_size") != F.col("found_size"))
-                  | (F.col("expected_tags_code") != F.col("found_tags_code")), "mismatched"))
+            .when(same_place & (F.col("expected_tags_code") == F.col("found_tags_code")), None)
+            .when(same_place & (F.col("recovery_tags_code") == F.col("found_tags_code")), "delay_tags_hash")
+            .otherwise("mismatched"))
     return (j.withColumn("kind", kind).where(F.col("kind").isNotNull())
             .select("kind", "topic", "queue_id", "queue_offset", "expected_phy_offset", "found_phy_offset",
                     "expected_size", "found_size", "expected_tags_code", "found_tags_code", "file", "position"))
@@ -161,7 +169,7 @@ class VerifyResult:
 
     @property
     def ok(self) -> bool:
-        bad = ("missing", "extra", "mismatched")
+        bad = ("missing", "extra", "mismatched", "delay_tags_hash")
         return not any(self.consume_queue_counts.get(k) or self.index_counts.get(k) for k in bad)
 
 
