@@ -14,6 +14,7 @@ import shutil
 import struct
 from pathlib import Path
 
+from pymq_ref.formats.checkpoint import decode_checkpoint
 from pymq_ref.formats.hosts import Host
 from pymq_ref.formats.message import MessageRecord
 from pymq_ref.store.clock import ManualClock
@@ -246,4 +247,7 @@ def readback(root: Path, clock: ManualClock | None = None, before=None, **open_k
                 "queues": queues}
         if before is not None:
             head["files"] = _files(root)
-    return [head, *units, *queries]
+    cp = decode_checkpoint((root / "checkpoint").read_bytes())  # what the shutdown left
+    checkpoint = {"kind": "checkpoint", "physicMsgTimestamp": cp.physic_msg_timestamp,
+                  "logicsMsgTimestamp": cp.logics_msg_timestamp, "indexMsgTimestamp": cp.index_msg_timestamp}
+    return [head, *units, *queries, checkpoint]

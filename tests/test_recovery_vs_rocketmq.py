@@ -42,7 +42,8 @@ def comparable(lines: list[dict]) -> tuple:
                                                        json.dumps(u["message"]["properties"], sort_keys=True)))
                    for u in lines if u["kind"] == "unit")
     queries = sorted((q["topic"], q["key"], tuple(q["phyOffsets"])) for q in lines if q["kind"] == "query")
-    return head, units, queries
+    checkpoint = [c for c in lines if c["kind"] == "checkpoint"]
+    return head, units, queries, checkpoint
 
 
 def test_every_scenario_has_rocketmq_answer():
@@ -58,6 +59,7 @@ def test_recovery_keeps_what_rocketmq_keeps(bases, tmp_path, scenario):
     assert ours[0] == rocketmq[0]
     assert ours[1] == rocketmq[1]
     assert ours[2] == rocketmq[2]
+    assert ours[3] == rocketmq[3] and len(ours[3]) == 1  # the checkpoint the shutdown wrote
 
 
 def test_doctor_warns_about_delayed_units_rebuilt_by_abnormal_recovery(bases, tmp_path):

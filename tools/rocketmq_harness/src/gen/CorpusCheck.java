@@ -35,6 +35,14 @@ public class CorpusCheck {
             Thread.sleep(100);
             dump(store, root, head, out);
             store.shutdown();
+            // what the shutdown left in the checkpoint: physic, logics and index timestamps (3 longs)
+            java.nio.ByteBuffer cp = java.nio.ByteBuffer.wrap(Files.readAllBytes(Paths.get(root, "checkpoint")));
+            Map<String, Object> c = new LinkedHashMap<>();
+            c.put("kind", "checkpoint");
+            c.put("physicMsgTimestamp", cp.getLong(0));
+            c.put("logicsMsgTimestamp", cp.getLong(8));
+            c.put("indexMsgTimestamp", cp.getLong(16));
+            out.add(c);
         }
         StringBuilder sb = new StringBuilder();
         for (Map<String, Object> o : out) { FixtureGen.json(sb, o); sb.append('\n'); }
