@@ -9,7 +9,9 @@ holds in the form RocketMQ's harness printed for the same copy
 
 from __future__ import annotations
 
+import functools
 import os
+import random
 import shutil
 import struct
 from pathlib import Path
@@ -183,6 +185,37 @@ def head_segments_deleted(root: Path) -> None:
         seg.unlink()
 
 
+def random_damage(root: Path, seed: int) -> None:
+    """One or two seeded random damages — a bit flipped in one of the last four CommitLog segments,
+    a segment zeroed from a random point, a bit flipped or a unit zeroed in a ConsumeQueue file, a
+    bit flipped in an index file or in the checkpoint's timestamps — and, 6 times in 10, a crash."""
+    rnd = random.Random(seed)
+    for _ in range(rnd.choice((1, 1, 2))):
+        kind = rnd.choice(["flip_cl", "flip_cl", "zero_cl_tail", "flip_cq", "zero_cq_unit", "flip_index",
+                           "flip_checkpoint"])
+        if kind in ("flip_cl", "zero_cl_tail"):
+            path = rnd.choice(_segments(root)[-4:])
+        elif kind in ("flip_cq", "zero_cq_unit"):
+            path = rnd.choice(sorted(p for p in (root / "consumequeue").rglob("0*") if p.is_file()))
+        elif kind == "flip_index":
+            path = rnd.choice(sorted((root / "index").iterdir()))
+        else:
+            path = root / "checkpoint"
+        data = bytearray(path.read_bytes())
+        if kind == "zero_cl_tail":
+            pos = rnd.randrange(len(data))
+            data[pos:] = bytes(len(data) - pos)
+        elif kind == "zero_cq_unit":
+            pos = rnd.randrange(len(data) // 20) * 20
+            data[pos:pos + 20] = bytes(20)
+        else:
+            pos = rnd.randrange(24 if kind == "flip_checkpoint" else len(data))
+            data[pos] ^= 1 << rnd.randrange(8)
+        path.write_bytes(bytes(data))
+    if rnd.random() < 0.6:
+        _abort(root)
+
+
 SCENARIOS = {f.__name__: ("base", f) for f in (
     _abort, torn_tail, crc_last_file, crc_earlier_file, crc_clean_shutdown, garbage_tail, consume_queues_lost,
     index_lost, last_segment_lost, last_segment_lost_after_crash, old_checkpoint, checkpoint_lost,
@@ -192,6 +225,8 @@ SCENARIOS["crash"] = SCENARIOS.pop("_abort")
 SCENARIOS["delayed_crash"] = ("delayed", _abort)
 SCENARIOS["delayed_units_lost"] = ("delayed", delayed_units_lost)
 SCENARIOS["delayed_units_lost_clean"] = ("delayed", delayed_units_lost_clean)
+for _seed in range(30):
+    SCENARIOS[f"random_{_seed}"] = ("base" if _seed % 3 else "delayed", functools.partial(random_damage, seed=_seed))
 
 
 def make(bases: Path, name: str, root: Path) -> None:
@@ -208,6 +243,21 @@ def _files(root: Path) -> dict[str, list[str]]:
         for qid in sorted(os.listdir(root / "consumequeue" / topic)):
             out[f"consumequeue/{topic}/{qid}"] = sorted(os.listdir(root / "consumequeue" / topic / qid))
     return out
+
+
+def _rocketmq_query(store: MessageStore, topic: str, key: str) -> list[int]:
+    """What 4.9.4's ``DefaultMessageStore.queryMessage(topic, key, 64, 0, MAX)`` returns, which
+    re-checks no key: the index's offsets, ascending, that ``CommitLog.getData`` can serve (in
+    [min, max) of the log) — except the first, which must also decode as a message (4.9.4 reads
+    its store time; an unreadable first offset throws and is skipped)."""
+    offsets, _, _ = store.index_service.query_offset(topic, key, 64, 0, 2**63 - 1)
+    lo, hi = store.get_min_phy_offset(), store.get_max_phy_offset()
+    kept = []
+    for m, offset in enumerate(sorted(offsets)):
+        if not lo <= offset < hi or (m == 0 and store.look_message_by_offset(offset) is None):
+            continue
+        kept.append(offset)
+    return kept
 
 
 def readback(root: Path, clock: ManualClock | None = None, before=None, **open_kwargs) -> list[dict]:
@@ -240,8 +290,8 @@ def readback(root: Path, clock: ManualClock | None = None, before=None, **open_k
                         if (topic, k) in asked:
                             continue
                         asked.add((topic, k))
-                        offsets, _, _ = store.index_service.query_offset(topic, k, 64, 0, 2**63 - 1)
-                        queries.append({"kind": "query", "topic": topic, "key": k, "phyOffsets": sorted(offsets)})
+                        queries.append({"kind": "query", "topic": topic, "key": k,
+                                        "phyOffsets": _rocketmq_query(store, topic, k)})
         head = {"kind": "load", "abortBefore": abort_before, "loaded": True,
                 "minPhyOffset": store.get_min_phy_offset(), "maxPhyOffset": store.get_max_phy_offset(),
                 "queues": queues}

@@ -547,7 +547,9 @@ class MappedFileQueue:
 
         pymq-ref also zeroes the dirty bytes after ``offset`` in that file, so that the
         "zeros end the data" rule holds for every later reader (RocketMQ leaves them and
-        overwrites them with the next appends).
+        overwrites them with the next appends; its ``truncateDirtyLogicFiles`` can then revive a
+        stale ConsumeQueue unit behind the appended ones — tests/data/rocketmq-4.9.4-recovery,
+        ``random_1``).
         """
         keep = []
         for mf in self.files:

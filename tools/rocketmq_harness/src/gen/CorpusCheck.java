@@ -101,7 +101,7 @@ public class CorpusCheck {
                     mm.put("storeHost", FixtureGen.hostStr((InetSocketAddress) m.getStoreHost()));
                     mm.put("msgId", m.getMsgId());
                     mm.put("bodyBase64", Base64.getEncoder().encodeToString(m.getBody() == null ? new byte[0] : m.getBody()));
-                    mm.put("properties", new TreeMap<>(m.getProperties()));
+                    mm.put("properties", m.getProperties() == null ? null : new TreeMap<>(m.getProperties()));
                     u.put("message", mm);
                     out.add(u);
                     List<String> keys = new ArrayList<>();
