@@ -179,6 +179,19 @@ def delayed_units_lost_clean(root: Path) -> None:
     shutil.rmtree(root / "consumequeue" / "SCHEDULE_TOPIC_XXXX")
 
 
+def latin1_key(root: Path) -> None:
+    """A client that wrote a KEYS value in Latin-1: the last record's ``key-23`` becomes
+    ``key-2`` + byte E9 (not UTF-8; the body CRC does not cover properties). The index is lost in
+    a crash, so recovery re-hashes the key — as Java decodes it, with U+FFFD for the byte."""
+    last = _segments(root)[-1]
+    pos, size = _records(last)[-1]
+    record = last.read_bytes()[pos:pos + size]
+    at = record.index(b"key-23")
+    _patch(last, pos + at + 5, b"\xe9")
+    shutil.rmtree(root / "index")
+    _abort(root)
+
+
 def head_segments_deleted(root: Path) -> None:
     """Retention deleted the first two segments, and nothing else yet (clean shutdown)."""
     for seg in _segments(root)[:2]:
@@ -219,7 +232,7 @@ def random_damage(root: Path, seed: int) -> None:
 SCENARIOS = {f.__name__: ("base", f) for f in (
     _abort, torn_tail, crc_last_file, crc_earlier_file, crc_clean_shutdown, garbage_tail, consume_queues_lost,
     index_lost, last_segment_lost, last_segment_lost_after_crash, old_checkpoint, checkpoint_lost,
-    dirty_consume_queue_tail, head_segments_deleted)}
+    dirty_consume_queue_tail, head_segments_deleted, latin1_key)}
 SCENARIOS["clean"] = ("base", lambda root: None)
 SCENARIOS["crash"] = SCENARIOS.pop("_abort")
 SCENARIOS["delayed_crash"] = ("delayed", _abort)
@@ -243,6 +256,15 @@ def _files(root: Path) -> dict[str, list[str]]:
         for qid in sorted(os.listdir(root / "consumequeue" / topic)):
             out[f"consumequeue/{topic}/{qid}"] = sorted(os.listdir(root / "consumequeue" / topic / qid))
     return out
+
+
+def java_string(text: str) -> str:
+    """A property as RocketMQ's Java code holds it: pymq_ref keeps a byte that is not UTF-8 as a
+    lone surrogate (``surrogateescape``, so records re-encode byte for byte); Java decodes it to
+    U+FFFD. (Hashes already agree: ``java_string_hash`` treats such surrogates as U+FFFD.)"""
+    if text.isascii():
+        return text
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 def _rocketmq_query(store: MessageStore, topic: str, key: str) -> list[int]:
@@ -277,15 +299,16 @@ def readback(root: Path, clock: ManualClock | None = None, before=None, **open_k
                 for off in range(lo, hi):
                     u = cq.get_unit(off)
                     m = store.look_message_by_offset(u.phy_offset)
+                    props = {} if m is None else {java_string(k): java_string(v) for k, v in m.properties.items()}
                     units.append({"kind": "unit", "topic": topic, "queueId": q, "queueOffset": off,
                                   "phyOffset": u.phy_offset, "size": u.size, "tagsCode": u.tags_code,
                                   "message": None if m is None else {
                                       "queueOffset": m.queue_offset, "storeTimestamp": m.store_timestamp,
-                                      "properties": dict(sorted(m.properties.items()))}})
+                                      "properties": dict(sorted(props.items()))}})
                     if m is None:
                         continue
-                    keys = [m.properties["UNIQ_KEY"]] if "UNIQ_KEY" in m.properties else []
-                    keys += [k for k in m.properties.get("KEYS", "").split(" ") if k]
+                    keys = [props["UNIQ_KEY"]] if "UNIQ_KEY" in props else []
+                    keys += [k for k in props.get("KEYS", "").split(" ") if k]
                     for k in keys:
                         if (topic, k) in asked:
                             continue
