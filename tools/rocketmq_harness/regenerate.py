@@ -6,7 +6,7 @@
 Each step copies a store (written by pymq_ref, or by RocketMQ in ``ext`` and ``pool``), lets the
 harness classes (``src/gen``) open it with RocketMQ, and writes RocketMQ's answers — and the
 hashes of the bytes it read — where the tests compare pymq_ref with them (each data directory's
-README.md says what a step does). Steps over pymq_ref stores are deterministic: re-running them
+README.md says what a step does). Steps over pymq_ref stores (and ``delay``, whose records carry no store time) are deterministic: re-running them
 on an unchanged tree rewrites the same files. ``ext`` and ``pool`` make RocketMQ write new
 stores, whose store timestamps come from the wall clock, so they rewrite those fixtures.
 Work happens in a temporary folder; nothing under corpus/ is touched.
@@ -187,8 +187,13 @@ def step_pool(work: Path) -> None:
     java("CorpusCheck", theirs, out / "rocketmq_reads_pymq.jsonl", "4096", "1000", "100", "400")
 
 
+def step_delay(work: Path) -> None:
+    out = DATA / "rocketmq-4.9.4-delay"
+    java("DeliverCheck", work / "delay", out / "cases.tsv", out / "rocketmq.jsonl")
+
+
 STEPS = {"corpus": step_corpus, "recovery": step_recovery, "facade": step_facade, "retention": step_retention,
-         "put-limits": step_put_limits, "ext": step_ext, "pool": step_pool}
+         "put-limits": step_put_limits, "ext": step_ext, "pool": step_pool, "delay": step_delay}
 
 
 def main(argv: list[str] | None = None) -> int:
