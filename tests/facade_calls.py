@@ -23,6 +23,17 @@ WIDE = dict(mapped_file_size_commit_log=1 << 20, mapped_file_size_consume_queue=
             max_index_num=400)
 
 
+def open_store(root: Path, wide_ratio: int | None = None) -> MessageStore:
+    """The store a grid runs on, opened as it was for the recorded answers: a recovery scenario
+    (``wide_ratio`` None) or the wide store at that ``accessMessageInMemoryMaxRatio``."""
+    import recovery_scenarios as R
+
+    if wide_ratio is None:
+        return MessageStore.open(R.config(root), ManualClock(R.T0 + 10**6))
+    config = MessageStoreConfig(store_path_root_dir=str(root), access_message_in_memory_max_ratio=wide_ratio, **WIDE)
+    return MessageStore.open(config, ManualClock(10**13))
+
+
 def build_wide(root: Path) -> None:
     """60 messages, queues 0 and 1 alternately, tags TagA / TagB / none; clean shutdown."""
     config = MessageStoreConfig(store_path_root_dir=str(root), **WIDE)

@@ -10,6 +10,7 @@ holds in the form RocketMQ's harness printed for the same copy
 from __future__ import annotations
 
 import functools
+import json
 import os
 import random
 import shutil
@@ -324,3 +325,15 @@ def readback(root: Path, clock: ManualClock | None = None, before=None, **open_k
     checkpoint = {"kind": "checkpoint", "physicMsgTimestamp": cp.physic_msg_timestamp,
                   "logicsMsgTimestamp": cp.logics_msg_timestamp, "indexMsgTimestamp": cp.index_msg_timestamp}
     return [head, *units, *queries, checkpoint]
+
+
+def comparable(lines: list[dict], head_keys=("abortBefore", "loaded", "minPhyOffset", "maxPhyOffset", "queues")) -> tuple:
+    """A harness report (RocketMQ's, or ours from :func:`readback`) as ``(head, units, queries,
+    checkpoints)``, order-independent where the order carries no meaning."""
+    head = {k: lines[0][k] for k in head_keys}
+    units = sorted((u["topic"], u["queueId"], u["queueOffset"], u["phyOffset"], u["size"], u["tagsCode"],
+                    None if u["message"] is None else (u["message"]["queueOffset"], u["message"]["storeTimestamp"],
+                                                       json.dumps(u["message"]["properties"], sort_keys=True)))
+                   for u in lines if u["kind"] == "unit")
+    queries = sorted((q["topic"], q["key"], tuple(q["phyOffsets"])) for q in lines if q["kind"] == "query")
+    return head, units, queries, [c for c in lines if c["kind"] == "checkpoint"]

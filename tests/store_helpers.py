@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
+from pathlib import Path
+
 from pymq_ref.formats.hosts import Host
 from pymq_ref.formats.message import MessageRecord
 from pymq_ref.store.clock import ManualClock
@@ -69,3 +72,11 @@ def fail_first_flush(queue) -> None:
         return real(least_pages)
 
     queue.flush = failing_once
+
+
+def tree_digest(root, keep=lambda rel: True) -> dict[str, str]:
+    """SHA-256 of every file under ``root`` whose relative path ``keep`` accepts (pins the bytes a
+    recorded RocketMQ answer applies to)."""
+    root = Path(root)
+    return {rel: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(root.rglob("*"))
+            if p.is_file() and keep(rel := str(p.relative_to(root)))}

@@ -11,7 +11,6 @@ there). ``corpus.sha256.json`` pins the corpus bytes it read. Here each answer i
 from __future__ import annotations
 
 import base64
-import hashlib
 import json
 from pathlib import Path
 
@@ -21,6 +20,7 @@ from pymq_ref.formats.hosts import Host
 from pymq_ref.store.clock import ManualClock
 from pymq_ref.store.message_store import MessageStore
 from pymq_ref.store.store_config import MessageStoreConfig
+from store_helpers import tree_digest
 
 CORPUS = Path(__file__).parent.parent / "corpus"
 READS = Path(__file__).parent / "data" / "rocketmq-4.9.4-reads-corpus"
@@ -47,9 +47,7 @@ def test_the_corpus_is_the_one_rocketmq_read():
     assert CASES == sorted(p.name for p in CORPUS.iterdir() if (p / "store").is_dir())
     for case in CASES:
         root = CORPUS / case / "store"
-        now = {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
-               for p in sorted(root.rglob("*")) if p.is_file() and p.name != "lock"}
-        assert now == PINNED[case], \
+        assert tree_digest(root, lambda rel: rel != "lock") == PINNED[case], \
             f"corpus/{case} changed: re-run RocketMQ over it (tools/rocketmq_harness/regenerate.py corpus)"
 
 

@@ -9,7 +9,6 @@ call the same.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 from pathlib import Path
@@ -18,26 +17,20 @@ import pytest
 
 import facade_calls as F
 import recovery_scenarios as R
-from pymq_ref.store.clock import ManualClock
 from pymq_ref.store.message_store import MessageStore
-from pymq_ref.store.store_config import MessageStoreConfig
+from store_helpers import tree_digest
 
 DATA = Path(__file__).parent / "data" / "rocketmq-4.9.4-facade"
-
-
-def digest(root: Path) -> dict[str, str]:
-    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(root.rglob("*")) if p.is_file()}
 
 
 @pytest.fixture(scope="module")
 def bases(tmp_path_factory):
     root = tmp_path_factory.mktemp("facade")
     R.build_base(root / "base")
-    assert digest(root / "base") == json.loads((DATA.parent / "rocketmq-4.9.4-recovery" / "base.sha256.json")
+    assert tree_digest(root / "base") == json.loads((DATA.parent / "rocketmq-4.9.4-recovery" / "base.sha256.json")
                                                    .read_text())
     F.build_wide(root / "wide")
-    assert digest(root / "wide") == json.loads((DATA / "wide.sha256.json").read_text())
+    assert tree_digest(root / "wide") == json.loads((DATA / "wide.sha256.json").read_text())
     return root
 
 
@@ -52,7 +45,7 @@ def compare(store: MessageStore, recorded: str) -> None:
 @pytest.mark.parametrize("scenario", ["clean", "head_segments_deleted", "consume_queues_lost"])
 def test_reads_of_a_recovered_store(bases, tmp_path, scenario):
     R.make(bases, scenario, tmp_path / "store")
-    with MessageStore.open(R.config(tmp_path / "store"), ManualClock(R.T0 + 10**6)) as store:
+    with F.open_store(tmp_path / "store") as store:
         compare(store, f"recovery-{scenario}.jsonl")
 
 
@@ -62,8 +55,7 @@ def test_pull_batches_stop_at_the_memory_or_disk_limits(bases, tmp_path, ratio):
     messages / 256 KiB a pull) and 0 (every message counts as in disk: 8 / 64 KiB)."""
     root = tmp_path / "store"
     shutil.copytree(bases / "wide", root)
-    config = MessageStoreConfig(store_path_root_dir=str(root), access_message_in_memory_max_ratio=ratio, **F.WIDE)
-    with MessageStore.open(config, ManualClock(10**13)) as store:
+    with F.open_store(root, wide_ratio=ratio) as store:
         first = store.get_message("g", F.TOPIC, 0, 0, 32)
         assert len(first.buffers) == (28 if ratio else 7)  # 9 KiB records: the byte limit comes first
         assert first.suggest_pulling_from_slave is (ratio == 0)

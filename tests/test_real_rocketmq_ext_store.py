@@ -8,7 +8,6 @@ with the ext unit its address points at (``ConsumeQueue.getExt``), and the answe
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 from pathlib import Path
@@ -24,6 +23,7 @@ from pymq_ref.tools.doctor import run_doctor
 from pymq_ref.tools.store_files import walk_consumequeue_ext
 from pymq_ref.tools.store_summary import summarize_store
 from pymq_ref.tools.segments import open_readonly
+from store_helpers import tree_digest
 
 FIXTURE = Path(__file__).parent / "data" / "rocketmq-4.9.4-ext"
 STORE = FIXTURE / "store"
@@ -39,18 +39,13 @@ def config(root: Path) -> MessageStoreConfig:
                               mapped_file_size_consume_queue_ext=200, max_hash_slot_num=100, max_index_num=200)
 
 
-def digest(root: Path) -> dict[str, str]:
-    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(root.rglob("*")) if p.is_file()}
-
-
 @pytest.fixture(scope="module")
 def store():
-    before = digest(STORE)
+    before = tree_digest(STORE)
     s = MessageStore.open(config(STORE), ManualClock(0), read_only=True)
     yield s
     s.shutdown()
-    assert digest(STORE) == before  # a read-only store never writes
+    assert tree_digest(STORE) == before  # a read-only store never writes
 
 
 def test_fixture_shape():
@@ -144,7 +139,7 @@ def test_rocketmq_reads_what_we_appended(tmp_path):
     root = tmp_path / "store"
     extend(root)
     recorded = json.loads((FIXTURE / "pymq_extension.sha256.json").read_text())
-    assert {k: v for k, v in digest(root).items() if k in recorded} == recorded
+    assert {k: v for k, v in tree_digest(root).items() if k in recorded} == recorded
     java = [json.loads(line) for line in (FIXTURE / "rocketmq_reads_pymq.jsonl").read_text().splitlines()]
     assert len([x for x in java if x["kind"] == "unit"]) == 52
     s = MessageStore.open(config(root), ManualClock(0), read_only=True)

@@ -9,13 +9,13 @@ copy and must report the same, field for field.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 
 import pytest
 
 import recovery_scenarios as R
+from store_helpers import tree_digest
 from pymq_ref.store.clock import ManualClock
 from pymq_ref.store.message_store import MessageStore
 
@@ -28,22 +28,9 @@ def bases(tmp_path_factory):
     root = tmp_path_factory.mktemp("recovery")
     for name, build in R.BASES.items():
         build(root / name)
-        digest = {str(p.relative_to(root / name)): hashlib.sha256(p.read_bytes()).hexdigest()
-                  for p in sorted((root / name).rglob("*")) if p.is_file()}
-        assert digest == json.loads((DATA / f"{name}.sha256.json").read_text()), \
+        assert tree_digest(root / name) == json.loads((DATA / f"{name}.sha256.json").read_text()), \
             f"the {name} store changed: RocketMQ's answers no longer apply (tools/rocketmq_harness/regenerate.py recovery)"
     return root
-
-
-def comparable(lines: list[dict]) -> tuple:
-    head = {k: lines[0][k] for k in ("abortBefore", "loaded", "minPhyOffset", "maxPhyOffset", "queues")}
-    units = sorted((u["topic"], u["queueId"], u["queueOffset"], u["phyOffset"], u["size"], u["tagsCode"],
-                    None if u["message"] is None else (u["message"]["queueOffset"], u["message"]["storeTimestamp"],
-                                                       json.dumps(u["message"]["properties"], sort_keys=True)))
-                   for u in lines if u["kind"] == "unit")
-    queries = sorted((q["topic"], q["key"], tuple(q["phyOffsets"])) for q in lines if q["kind"] == "query")
-    checkpoint = [c for c in lines if c["kind"] == "checkpoint"]
-    return head, units, queries, checkpoint
 
 
 def test_every_scenario_has_rocketmq_answer():
@@ -58,8 +45,8 @@ DEVIATIONS = {"random_1"}
 def test_recovery_keeps_what_rocketmq_keeps(bases, tmp_path, scenario):
     root = tmp_path / scenario
     R.make(bases, scenario, root)
-    ours = comparable(R.readback(root))
-    rocketmq = comparable([json.loads(line) for line in (DATA / f"{scenario}.jsonl").read_text().splitlines()])
+    ours = R.comparable(R.readback(root))
+    rocketmq = R.comparable([json.loads(line) for line in (DATA / f"{scenario}.jsonl").read_text().splitlines()])
     assert ours[0] == rocketmq[0]
     assert ours[1] == rocketmq[1]
     assert ours[2] == rocketmq[2]
@@ -92,8 +79,8 @@ def test_a_truncated_consume_queue_keeps_no_stale_units(bases, tmp_path):
     Everything else is the same."""
     root = tmp_path / "store"
     R.make(bases, "random_1", root)
-    ours = comparable(R.readback(root))
-    rocketmq = comparable([json.loads(line) for line in (DATA / "random_1.jsonl").read_text().splitlines()])
+    ours = R.comparable(R.readback(root))
+    rocketmq = R.comparable([json.loads(line) for line in (DATA / "random_1.jsonl").read_text().splitlines()])
     stale = ("TopicR", 0, 4, 3072, 358, 2598920)
     assert [u[:6] for u in rocketmq[1] if u[:6] not in [o[:6] for o in ours[1]]] == [stale]
     assert [u for u in rocketmq[1] if u[:6] != stale] == ours[1]

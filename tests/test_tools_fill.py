@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from pathlib import Path
@@ -12,6 +11,7 @@ from pymq_ref.store.clock import ManualClock
 from pymq_ref.store.message_store import MessageStore
 from pymq_ref.store.store_config import MessageStoreConfig
 from pymq_ref.tools.doctor import run_doctor
+from store_helpers import tree_digest
 from pymq_ref.tools.query import query_store
 
 SMALL = ["--commitlog-file-size", "8192", "--cq-file-size", "400", "--hash-slots", "32", "--index-num", "128"]
@@ -21,11 +21,6 @@ def _fill(root: Path, *args) -> int:
     return main(["fill", str(root), "--topic", "Orders", "--count", "50", "--body-size", "200", "--tags", "A,B,C",
                  "--keys", "order-{i}", "batch", "--queues", "3", "--seed", "42", "--start-time", "1700000000000",
                  "--quiet", *SMALL, *args])
-
-
-def _digests(root: Path) -> dict:
-    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(root.rglob("*")) if p.is_file()}
 
 
 def test_fill_writes_a_store_that_opens_and_passes_the_doctor(tmp_path, capsys):
@@ -58,9 +53,9 @@ def test_fill_writes_a_store_that_opens_and_passes_the_doctor(tmp_path, capsys):
 def test_fill_is_reproducible_with_seed_and_start_time(tmp_path, capsys):
     assert _fill(tmp_path / "a") == 0 and _fill(tmp_path / "b") == 0
     assert "50 message(s)" in capsys.readouterr().out
-    assert _digests(tmp_path / "a") == _digests(tmp_path / "b")
+    assert tree_digest(tmp_path / "a") == tree_digest(tmp_path / "b")
     assert _fill(tmp_path / "c", "--seed", "43") == 0
-    assert _digests(tmp_path / "c") != _digests(tmp_path / "a")
+    assert tree_digest(tmp_path / "c") != tree_digest(tmp_path / "a")
 
 
 def test_fill_appends_to_an_existing_store(tmp_path, capsys):

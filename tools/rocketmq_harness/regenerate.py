@@ -32,6 +32,7 @@ sys.path.insert(0, str(REPO / "tests"))
 
 import facade_calls as F  # noqa: E402
 import recovery_scenarios as R  # noqa: E402
+from store_helpers import tree_digest  # noqa: E402
 
 CORPUS_CASES_GEOMETRY = ("1024", "100", "8")  # commitlog, consumequeue, hash slots (index num per case)
 
@@ -41,11 +42,6 @@ def java(main: str, *args: object) -> None:
     done = subprocess.run([str(HERE / "run.sh"), f"gen.{main}", *map(str, args)], capture_output=True, text=True)
     if done.returncode != 0:
         sys.exit(f"rocketmq harness: gen.{main} failed:\n{done.stdout}{done.stderr}")
-
-
-def digest(root: Path, keep=lambda rel: True) -> dict[str, str]:
-    return {rel: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(root.rglob("*"))
-            if p.is_file() and keep(rel := str(p.relative_to(root)))}
 
 
 def write_json(path: Path, doc) -> None:
@@ -66,7 +62,7 @@ def step_corpus(work: Path) -> None:
         geometry = json.loads((case / "expected.json").read_text())["geometry"]
         root = copy_store(case / "store", work / "corpus" / case.name)
         java("CorpusCheck", root, out / f"{case.name}.jsonl", *CORPUS_CASES_GEOMETRY, geometry["max_index_num"])
-        pins[case.name] = digest(case / "store", lambda rel: rel != "lock")
+        pins[case.name] = tree_digest(case / "store", lambda rel: rel != "lock")
     write_json(out / "corpus.sha256.json", pins)
 
 
@@ -82,7 +78,7 @@ def step_recovery(work: Path) -> None:
     out = DATA / "rocketmq-4.9.4-recovery"
     bases = _bases(work)
     for name in R.BASES:
-        write_json(out / f"{name}.sha256.json", digest(bases / name))
+        write_json(out / f"{name}.sha256.json", tree_digest(bases / name))
     for scenario in R.SCENARIOS:
         root = work / "recovery" / scenario
         R.make(bases, scenario, root)
@@ -90,29 +86,21 @@ def step_recovery(work: Path) -> None:
 
 
 def step_facade(work: Path) -> None:
-    from pymq_ref.store.clock import ManualClock
-    from pymq_ref.store.message_store import MessageStore
-    from pymq_ref.store.store_config import MessageStoreConfig
-
     out = DATA / "rocketmq-4.9.4-facade"
     bases = _bases(work)
     F.build_wide(work / "wide")
-    write_json(out / "wide.sha256.json", digest(work / "wide"))
+    write_json(out / "wide.sha256.json", tree_digest(work / "wide"))
     runs = [(f"recovery-{s}", s, None, 40, ("1024", "100", "8", "16"))
             for s in ("clean", "head_segments_deleted", "consume_queues_lost")]
-    runs += [(f"wide-r{r}", None, work / "wide", r, (str(1 << 20), "1000", "100", "400")) for r in (40, 0)]
-    for name, scenario, base, ratio, geometry in runs:
+    runs += [(f"wide-r{r}", None, r, r, (str(1 << 20), "1000", "100", "400")) for r in (40, 0)]
+    for name, scenario, wide_ratio, ratio, geometry in runs:
         ours, theirs = work / "facade" / name / "ours", work / "facade" / name / "theirs"
         if scenario is not None:
             R.make(bases, scenario, ours)
-            config, clock = R.config(ours), ManualClock(R.T0 + 10**6)
         else:
-            shutil.copytree(base, ours)
-            config = MessageStoreConfig(store_path_root_dir=str(ours), access_message_in_memory_max_ratio=ratio,
-                                        **F.WIDE)
-            clock = ManualClock(10**13)
+            shutil.copytree(work / "wide", ours)
         shutil.copytree(ours, theirs)
-        with MessageStore.open(config, clock) as store:  # as the test opens it: the grid's store times
+        with F.open_store(ours, wide_ratio) as store:  # as the test opens it: the grid's store times
             grid = F.grid_text(F.calls(store))
         (work / f"{name}.grid").write_text(grid)
         java("FacadeCheck", theirs, work / f"{name}.grid", out / f"{name}.jsonl", *geometry, ratio)
@@ -161,7 +149,7 @@ def step_ext(work: Path) -> None:
     ours = work / "ext-extended"
     X.extend(ours)  # from the new store/
     write_json(out / "pymq_extension.sha256.json",
-               digest(ours, lambda rel: rel.split("/")[0] in ("commitlog", "consumequeue", "consumequeue_ext", "index")))
+               tree_digest(ours, lambda rel: rel.split("/")[0] in ("commitlog", "consumequeue", "consumequeue_ext", "index")))
     (ours / "lock").unlink(missing_ok=True)
     java("ExtGen", "check", ours, out / "rocketmq_reads_pymq.jsonl")
     for scenario in ("crash", "torn", "crc", "ext_lost"):
@@ -182,7 +170,7 @@ def step_pool(work: Path) -> None:
     ours = work / "pool-ours"
     P.write_with_pool(ours)
     write_json(out / "pymq_pool_store.sha256.json",
-               digest(ours, lambda rel: rel.split("/")[-2:-1] in (["commitlog"], ["index"], ["0"], ["1"])))
+               tree_digest(ours, lambda rel: rel.split("/")[-2:-1] in (["commitlog"], ["index"], ["0"], ["1"])))
     theirs = copy_store(ours, work / "pool-theirs")
     java("CorpusCheck", theirs, out / "rocketmq_reads_pymq.jsonl", "4096", "1000", "100", "400")
 
