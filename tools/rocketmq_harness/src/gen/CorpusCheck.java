@@ -2,7 +2,6 @@ package gen;
 
 import java.io.File;
 import java.net.InetSocketAddress;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.*;
 import java.util.*;
 import org.apache.rocketmq.common.message.*;
@@ -44,9 +43,7 @@ public class CorpusCheck {
             c.put("indexMsgTimestamp", cp.getLong(16));
             out.add(c);
         }
-        StringBuilder sb = new StringBuilder();
-        for (Map<String, Object> o : out) { FixtureGen.json(sb, o); sb.append('\n'); }
-        Files.write(Paths.get(a[1]), sb.toString().getBytes(StandardCharsets.UTF_8));
+        Harness.writeJsonl(out, a[1]);
         System.exit(0);
     }
 

@@ -1,7 +1,6 @@
 package gen;
 
 import java.net.InetSocketAddress;
-import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.*;
 import java.util.*;
@@ -71,9 +70,7 @@ public class DeliverCheck {
                     }
                 }
             }
-            StringBuilder sb = new StringBuilder();
-            for (Map<String, Object> o : out) { FixtureGen.json(sb, o); sb.append('\n'); }
-            Files.write(Paths.get(a[2]), sb.toString().getBytes(StandardCharsets.UTF_8));
+            Harness.writeJsonl(out, a[2]);
             store.shutdown();
             System.exit(0);
         } catch (Throwable t) { t.printStackTrace(); System.exit(1); }
@@ -94,16 +91,6 @@ public class DeliverCheck {
     /** The record at {@code phy}: its fields and its properties text exactly as stored. */
     static Map<String, Object> record(DefaultMessageStore store, long phy) {
         MessageExt m = store.lookMessageByOffset(phy);
-        SelectMappedBufferResult raw = store.getCommitLogData(phy);
-        ByteBuffer rb = raw.getByteBuffer().slice();
-        byte[] rec = new byte[rb.getInt(0)];
-        rb.get(rec);
-        raw.release();
-        ByteBuffer r2 = ByteBuffer.wrap(rec);
-        int pos = 4 + 4 + 4 + 4 + 4 + 8 + 8 + 4 + 8 + 8 + 8 + 8 + 4 + 8;
-        int bl = r2.getInt(pos); pos += 4 + bl;
-        int tl = rec[pos] & 0xff; pos += 1 + tl;
-        int pl = r2.getShort(pos) & 0xffff; pos += 2;
         Map<String, Object> o = new LinkedHashMap<>();
         o.put("topic", m.getTopic());
         o.put("queueId", m.getQueueId());
@@ -112,7 +99,7 @@ public class DeliverCheck {
         o.put("reconsumeTimes", m.getReconsumeTimes());
         o.put("bornTimestamp", m.getBornTimestamp());
         o.put("body", new String(m.getBody(), StandardCharsets.UTF_8));
-        o.put("propertiesString", new String(rec, pos, pl, StandardCharsets.UTF_8));
+        o.put("propertiesString", Harness.storedPropertiesText(store, phy));
         return o;
     }
 }

@@ -409,8 +409,6 @@ public class FixtureGen {
     }
 
     static void writeJsonl(String path) throws IOException {
-        StringBuilder sb = new StringBuilder();
-        for (Map<String, Object> o : out) { json(sb, o); sb.append('\n'); }
-        Files.write(Paths.get(path), sb.toString().getBytes(StandardCharsets.UTF_8));
+        Harness.writeJsonl(out, path);
     }
 }

@@ -1,7 +1,16 @@
 package gen;
 
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Paths;
+import java.util.List;
+import java.util.Map;
 import org.apache.rocketmq.common.BrokerConfig;
+import org.apache.rocketmq.common.sysflag.MessageSysFlag;
 import org.apache.rocketmq.store.DefaultMessageStore;
+import org.apache.rocketmq.store.SelectMappedBufferResult;
 import org.apache.rocketmq.store.config.FlushDiskType;
 import org.apache.rocketmq.store.config.MessageStoreConfig;
 import org.apache.rocketmq.store.stats.BrokerStatsManager;
@@ -42,6 +51,31 @@ final class Harness {
         store.start();
         awaitDispatch(store);
         return store;
+    }
+
+    /** The properties text of the record at {@code phy} exactly as stored (before any decoding into a map). */
+    static String storedPropertiesText(DefaultMessageStore store, long phy) {
+        SelectMappedBufferResult raw = store.getCommitLogData(phy);
+        ByteBuffer rb = raw.getByteBuffer().slice();
+        byte[] rec = new byte[rb.getInt(0)];
+        rb.get(rec);
+        raw.release();
+        ByteBuffer r = ByteBuffer.wrap(rec);
+        int sysFlag = r.getInt(36);
+        int bornHost = (sysFlag & MessageSysFlag.BORNHOST_V6_FLAG) == 0 ? 8 : 20;
+        int storeHost = (sysFlag & MessageSysFlag.STOREHOSTADDRESS_V6_FLAG) == 0 ? 8 : 20;
+        int pos = 4 + 4 + 4 + 4 + 4 + 8 + 8 + 4 + 8 + bornHost + 8 + storeHost + 4 + 8;
+        pos += 4 + r.getInt(pos);              // body
+        pos += 1 + (rec[pos] & 0xff);          // topic
+        int length = r.getShort(pos) & 0xffff;
+        return new String(rec, pos + 2, length, StandardCharsets.UTF_8);
+    }
+
+    /** One JSON object per line, in order. */
+    static void writeJsonl(List<Map<String, Object>> rows, String path) throws IOException {
+        StringBuilder sb = new StringBuilder();
+        for (Map<String, Object> o : rows) { FixtureGen.json(sb, o); sb.append('\n'); }
+        Files.write(Paths.get(path), sb.toString().getBytes(StandardCharsets.UTF_8));
     }
 
     static void awaitDispatch(DefaultMessageStore store) throws InterruptedException {

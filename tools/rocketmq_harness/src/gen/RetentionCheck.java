@@ -2,7 +2,6 @@ package gen;
 
 import java.io.File;
 import java.lang.reflect.*;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.*;
 import java.util.*;
 import org.apache.rocketmq.store.*;
@@ -42,9 +41,7 @@ public class RetentionCheck {
                 files.put("consumequeue/" + topic + "/" + q, sortedList(new File(new File(cqRoot, topic), q)));
             head.put("files", files);
             CorpusCheck.dump(store, a[0], head, out);
-            StringBuilder sb = new StringBuilder();
-            for (Map<String, Object> o : out) { FixtureGen.json(sb, o); sb.append('\n'); }
-            Files.write(Paths.get(a[1]), sb.toString().getBytes(StandardCharsets.UTF_8));
+            Harness.writeJsonl(out, a[1]);
             store.shutdown();
             System.exit(0);
         } catch (Throwable t) { t.printStackTrace(); System.exit(1); }
