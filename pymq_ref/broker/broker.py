@@ -255,7 +255,7 @@ class Broker:
 
     def get_min_offset(self, topic: str, queue_id: int) -> int:
         self._running()
-        return max(0, self.store.get_min_offset_in_queue(topic, queue_id))
+        return self.store.get_min_offset_in_queue(topic, queue_id)
 
     def search_offset_by_timestamp(self, topic: str, queue_id: int, timestamp: int) -> int:
         self._running()

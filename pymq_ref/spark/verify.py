@@ -29,7 +29,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from ..formats.hashing import index_key_hash
-from ..store.dispatch import dispatch_tags_code
+from ..store.dispatch import SCHEDULE_TOPIC, dispatch_tags_code
 from ..store.delay import DEFAULT_MESSAGE_DELAY_LEVEL, parse_delay_level
 
 FINDING_KINDS = ("missing", "extra", "mismatched", "delay_tags_hash", "expired")
@@ -69,8 +69,11 @@ def expected_consume_queue_units(commitlog: DataFrame, delay_levels: str = DEFAU
                 rows["phy_offset"].append(phy)
                 rows["size"].append(size)
                 props = dict(props)
-                rows["tags_code"].append(dispatch_tags_code(topic, props, ts, table))
-                rows["recovery_tags_code"].append(dispatch_tags_code(topic, props, ts, {}))
+                code = dispatch_tags_code(topic, props, ts, table)
+                rows["tags_code"].append(code)
+                # only SCHEDULE_TOPIC_XXXX units depend on the delay table
+                rows["recovery_tags_code"].append(dispatch_tags_code(topic, props, ts, {}) if topic == SCHEDULE_TOPIC
+                                                  else code)
             yield pa.RecordBatch.from_pydict(rows, schema=_CQ_UNITS)
 
     cols = ["topic", "queue_id", "queue_offset", "phy_offset", "total_size", "sys_flag", "store_timestamp",

@@ -176,7 +176,7 @@ class TransactionalMessageService:
     def fetch_consume_offset(self, topic: str, queue_id: int) -> int:
         offset = self.offsets.query_offset(CID_SYS_RMQ_TRANS, topic, queue_id)
         if offset == -1:
-            offset = max(0, self.store.get_min_offset_in_queue(topic, queue_id))  # Java creates the CQ: 0
+            offset = self.store.get_min_offset_in_queue(topic, queue_id)  # 0 for a queue never written
         return offset
 
     def update_consume_offset(self, topic: str, queue_id: int, offset: int) -> None:
@@ -203,7 +203,7 @@ class TransactionalMessageService:
         look each named half message up, remember its UNIQ_KEY. Returns the op messages seen."""
         seen = 0
         for qid in self.store.consume_queue_table.get(RMQ_SYS_TRANS_OP_HALF_TOPIC, {}):
-            offset = max(0, self.store.get_min_offset_in_queue(RMQ_SYS_TRANS_OP_HALF_TOPIC, qid))
+            offset = self.store.get_min_offset_in_queue(RMQ_SYS_TRANS_OP_HALF_TOPIC, qid)
             while True:
                 r = self._pull(RMQ_SYS_TRANS_OP_HALF_TOPIC, qid, offset, OP_PULL_BATCH)
                 if r.msg_found_list is None:
