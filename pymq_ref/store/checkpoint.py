@@ -3,14 +3,23 @@
 The three timestamps live in memory and are written to the 4096-byte mapping and ``msync``'ed by
 :meth:`StoreCheckpoint.flush` (at the ConsumeQueue thorough flush, at index roll, at shutdown).
 Read-only mode only reads the file (and tolerates its absence).
+
+A checkpoint shorter than a page (a power loss before its size was synced leaves 0 bytes) is
+extended to 4096 bytes, its bytes kept, as 4.9.4's ``StoreCheckpoint`` does when it maps the file;
+timestamps it no longer holds read as 0, which makes an abnormal recovery start at the first
+CommitLog file (everything is re-dispatched).
 """
 
 from __future__ import annotations
 
+import logging
 import os
 
 from pymq_ref.formats.checkpoint import CHECKPOINT, CHECKPOINT_FILE_SIZE, Checkpoint, decode_checkpoint
+from pymq_ref.store import fileio
 from pymq_ref.store.mapped_file import MappedFile
+
+_log = logging.getLogger(__name__)
 
 
 class StoreCheckpoint:
@@ -23,6 +32,8 @@ class StoreCheckpoint:
         self.logics_msg_timestamp = 0
         self.index_msg_timestamp = 0
         self.mapped: MappedFile | None = None
+        #: what loading had to rebuild (a short file left by a power loss), one sentence each
+        self.repairs: list[str] = []
         exists = os.path.exists(path)
         if read_only:
             if exists:
@@ -31,6 +42,12 @@ class StoreCheckpoint:
                 if len(data) == CHECKPOINT.size:
                     self._set(decode_checkpoint(data, with_spans=False))
             return
+        if exists and os.path.getsize(path) < CHECKPOINT_FILE_SIZE:
+            size = os.path.getsize(path)
+            fileio.extend_file(path, CHECKPOINT_FILE_SIZE)
+            self.repairs = [f"{path}: {size} bytes instead of {CHECKPOINT_FILE_SIZE} (left by a power loss): "
+                            f"extended, {'no timestamp kept' if size < CHECKPOINT.size else 'its timestamps kept'}"]
+            _log.warning("power-loss repair: %s", self.repairs[0])
         self.mapped = MappedFile(path, CHECKPOINT_FILE_SIZE)
         if exists:
             self._set(decode_checkpoint(self.mapped.mm, with_spans=False))

@@ -294,8 +294,9 @@ class CommitLog:
         self.begin_time_in_lock = 0
         self.confirm_offset = -1
 
-    def load(self) -> None:
-        self.queue.load()
+    def load(self, *, repair: bool = False) -> list[str]:
+        """Map the segments (see :meth:`MappedFileQueue.load`); the power-loss repairs made."""
+        return self.queue.load(repair=repair)
 
     # -- offsets ----------------------------------------------------------------------------
     @property

@@ -1,7 +1,7 @@
 """Config JSON files under ``{root}/config/`` (``storage.md`` §15), written the way RocketMQ does.
 
 * :func:`write_config_file` — ``MixAll.string2File``: content → ``<file>.tmp``; previous content →
-  ``<file>.bak``; delete ``<file>``; rename tmp → file.
+  ``<file>.bak``; rename tmp → file; each step synced (4.9.4 syncs nothing).
 * :func:`read_config_file` — ``ConfigManager.load``: ``<file>``, falling back to ``<file>.bak``
   when the file is missing, empty or unparsable.
 * :class:`ConfigFile` — a minimal manager base: ``encode()`` / ``decode(obj)`` / ``persist()`` /
@@ -12,11 +12,15 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from dataclasses import dataclass
 from typing import Any
 
 from pymq_ref.formats import fastjson
+from pymq_ref.store import fileio
+
+_log = logging.getLogger(__name__)
 
 TOPICS_JSON = "topics.json"
 CONSUMER_OFFSET_JSON = "consumerOffset.json"
@@ -34,20 +38,36 @@ def config_path(root: str, name: str) -> str:
 
 
 def write_config_file(path: str, text: str) -> None:
-    """``MixAll.string2File``: tmp, bak, delete, rename (UTF-8)."""
-    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    """``MixAll.string2File``, made durable: content → ``<file>.tmp`` (synced); the previous
+    content → ``<file>.bak`` (synced); the tmp file renamed over the file; the directory synced.
+    The same files as 4.9.4 leaves (file and ``.bak``), but a power loss at any moment leaves
+    the old or the new content in the file and a complete ``.bak`` whenever the file is not the
+    new one — 4.9.4 syncs nothing here and can leave both empty."""
+    directory = os.path.dirname(path) or "."
+    fileio.makedirs(directory)
+    fs = fileio.current
     tmp, bak = path + ".tmp", path + ".bak"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    if os.path.exists(path):
-        with open(path, encoding="utf-8", errors="surrogateescape") as f:
+    _write_synced(fs, tmp, text.encode("utf-8"))
+    try:
+        with open(path, "rb") as f:
             previous = f.read()
-        with open(bak, "w", encoding="utf-8", errors="surrogateescape") as f:
-            f.write(previous)
-        os.remove(path)
-    os.rename(tmp, path)
+    except FileNotFoundError:
+        previous = None
+    if previous is not None:
+        _write_synced(fs, bak, previous)
+    fs.rename(tmp, path)
+    fs.sync_dir(directory)
+
+
+def _write_synced(fs, path: str, data: bytes) -> None:
+    fd = fs.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        view, offset = memoryview(data), 0
+        while offset < len(view):
+            offset += fs.pwrite(fd, view[offset:], offset, path)
+        fs.sync(fd, path)
+    finally:
+        os.close(fd)
 
 
 def read_config_file(path: str) -> Any | None:
@@ -55,6 +75,11 @@ def read_config_file(path: str) -> Any | None:
 
     Returns None when neither yields data.
     """
+    return read_config_file_from(path)[0]
+
+
+def read_config_file_from(path: str) -> tuple[Any | None, str | None]:
+    """:func:`read_config_file` and the file it read (``path``, ``path + ".bak"`` or None)."""
     for candidate in (path, path + ".bak"):
         try:
             with open(candidate, encoding="utf-8") as f:
@@ -64,10 +89,10 @@ def read_config_file(path: str) -> Any | None:
         if not text:
             continue
         try:
-            return fastjson.loads(text)
+            return fastjson.loads(text), candidate
         except ValueError:
             continue
-    return None
+    return None, None
 
 
 @dataclass
@@ -154,11 +179,20 @@ class ConfigFile:
         write_config_file(self.path, self.to_json_string())
 
     def load(self) -> bool:
-        """True if a file (or its .bak) was read; False if neither exists (defaults kept)."""
-        obj = read_config_file(self.path)
+        """True if a file (or its .bak) was read; False if neither exists (defaults kept).
+
+        When the file is missing, empty or unparsable and its ``.bak`` is good — what a power
+        loss can leave — the file is rebuilt from the ``.bak`` (one log line; 4.9.4 reads the
+        ``.bak`` and leaves the file as it is until the next persist)."""
+        obj, source = read_config_file_from(self.path)
         if obj is None:
             return False
         self.decode(obj)
+        if source != self.path:
+            with open(source, "rb") as f:
+                fileio.write_atomically(self.path, f.read())
+            _log.warning("power-loss repair: %s: missing, empty or unparsable: rebuilt from %s", self.path,
+                         os.path.basename(source))
         return True
 
 
@@ -214,5 +248,5 @@ class SubscriptionGroupFile(ConfigFile):
                                          for k, v in (obj.get("subscriptionGroupTable") or {}).items()}
 
 
-__all__ = ["write_config_file", "read_config_file", "ConfigFile", "TopicsFile", "OffsetTableFile",
+__all__ = ["write_config_file", "read_config_file", "read_config_file_from", "ConfigFile", "TopicsFile", "OffsetTableFile",
            "SubscriptionGroupFile", "TopicConfig", "DataVersion", "SubscriptionGroupConfig", "config_path"]

@@ -58,17 +58,31 @@ class ConsumeQueue:
         self.ext = ext
 
     # -- load / recover ---------------------------------------------------------------------
-    def load(self) -> None:
-        self.queue.load()
+    def load(self, *, repair: bool = False) -> list[str]:
+        """Map the files (see :meth:`MappedFileQueue.load`); the power-loss repairs made."""
+        repairs = self.queue.load(repair=repair)
         if self.ext is not None:
-            self.ext.load()
+            repairs += self.ext.load(repair=repair)
+        return repairs
 
-    def recover(self) -> None:
-        """§11.3: from the third-last file, keep units while ``offset >= 0 and size > 0``."""
+    def recover(self, *, step_back: bool = False) -> None:
+        """§11.3: from the third-last file, keep units while ``offset >= 0 and size > 0``.
+
+        With ``step_back`` (pymq-ref's default store; 4.9.4 does not) a third-last file whose
+        first unit was never made durable is not where the queue ends: files are flushed in
+        order, so after a power loss more than the last three may hold only zeros. Recovery then
+        starts from the newest earlier file whose first unit is written.
+        """
         files = self.queue.files
         if not files:
             return
         index = max(0, len(files) - 3)
+        if step_back:
+            while index > 0:
+                phy, sz, _tags = _unpack_from(files[index].mm, 0)
+                if phy >= 0 and sz > 0:
+                    break
+                index -= 1
         mf = files[index]
         process_offset = mf.file_from_offset
         mapped_offset = 0
@@ -141,8 +155,8 @@ class ConsumeQueue:
                 self.queue.delete_last_file()
                 continue
             mf.set_positions(kept_end)
-            if not mf.read_only:
-                mf.zero_from(kept_end)
+            if not mf.read_only and mf.zero_from(kept_end):
+                mf.sync()
             self.queue.set_flushed_where(min(self.queue.flushed_where, mf.file_from_offset + kept_end))
             break
 

@@ -81,8 +81,8 @@ class ConsumeQueueExt:
         return decorate(0 if first is None else first.file_from_offset)
 
     # -- load / recover ------------------------------------------------------------------------
-    def load(self) -> None:
-        self.queue.load()
+    def load(self, *, repair: bool = False) -> list[str]:
+        return self.queue.load(repair=repair)
 
     def recover(self) -> None:
         """Walk every file's units up to the first size ``<= 0``; truncate after the last file's."""

@@ -24,6 +24,7 @@ from pymq_ref.formats.hashing import index_key_hash, java_string_hash
 from pymq_ref.formats.index_file import (ENTRY, HASH_SLOT_SIZE, HEADER, INDEX_ENTRY_SIZE,
                                          INDEX_HEADER_SIZE, INT_MAX, SLOT, IndexHeader,
                                          decode_index_header, index_file_name, index_file_size)
+from pymq_ref.store import fileio
 from pymq_ref.store.clock import Clock
 from pymq_ref.store.mapped_file import MappedFile
 
@@ -312,7 +313,36 @@ class IndexService:
         self.max_msgs_num_batch = max_msgs_num_batch
         self.on_file_full = on_file_full
         self.files: list[IndexFile] = []
+        self._ignored: set[str] = set()  # read-only: short files a power loss left (see repair_power_loss)
         self.lock = threading.RLock()
+
+    def repair_power_loss(self) -> list[str]:
+        """Delete (read-only: leave out of :meth:`load`) the last index files that are shorter than an
+        index file and hold only zeros: created but never synced before a power loss, they hold no
+        durable entry. One sentence per file; call before :meth:`load`."""
+        names = self._file_names()
+        size = index_file_size(self.hash_slot_num, self.index_num)
+        repairs = []
+        while names:
+            path = os.path.join(self.directory, names[-1])
+            actual = os.path.getsize(path)
+            if actual >= size or not fileio.is_all_zero(path):
+                break
+            names.pop()
+            what = f"{path}: {actual} bytes instead of {size} (an index file not synced before a power loss)"
+            if self.read_only:
+                self._ignored.add(path)
+                repairs.append(f"{what}: ignored")
+            else:
+                fileio.remove(path, durable=True)
+                repairs.append(f"{what}: deleted, its entries are rebuilt by recovery")
+        return repairs
+
+    def _file_names(self) -> list[str]:
+        if not os.path.isdir(self.directory):
+            return []
+        return [n for n in sorted(os.listdir(self.directory))
+                if n.isdigit() and os.path.isfile(os.path.join(self.directory, n))]
 
     def load(self, last_exit_ok: bool, index_msg_timestamp: int = 0) -> None:
         """Map every file of ``index/`` in name order; after an unclean exit drop the files that
@@ -321,11 +351,11 @@ class IndexService:
             return
         for name in sorted(os.listdir(self.directory)):
             path = os.path.join(self.directory, name)
-            if not os.path.isfile(path):
+            if not os.path.isfile(path) or path in self._ignored:
                 continue
-            if name.endswith(".creating"):  # a creation interrupted by a crash
+            if name.endswith(fileio.CREATING_SUFFIX):  # a creation interrupted by a crash
                 if not self.read_only:
-                    os.remove(path)
+                    fileio.remove(path, durable=True)
                 continue
             if not name.isdigit():
                 continue
@@ -351,7 +381,6 @@ class IndexService:
                 return last
             end_phy = last.end_phy_offset if last is not None else 0
             end_ts = last.end_timestamp if last is not None else 0
-            os.makedirs(self.directory, exist_ok=True)
             f = IndexFile(os.path.join(self.directory, self._new_file_name()), self.hash_slot_num,
                           self.index_num, end_phy, end_ts)
             self.files.append(f)

@@ -11,7 +11,8 @@ A *segment* is a fixed-size file named by the 20-digit logical offset of its fir
 Theory of operation: appends copy bytes into the mapping (one copy, no syscall), so committed
 is wrote; ``flush`` syncs the dirty pages only when enough pages are dirty (``leastPages``),
 exactly like RocketMQ's ``MappedFile.isAbleToFlush``. A segment is created at its full size
-(sparse), so a reader always finds zeros after the last record.
+(sparse), so a reader always finds zeros after the last record, and that size is made durable
+before the segment is used (:func:`pymq_ref.store.fileio.create_file`).
 
 With a :class:`TransientStorePool` (``transientStorePoolEnable``, CommitLog only) a new
 segment borrows a *write buffer* from the pool: appends go to that buffer, and ``commit``
@@ -21,7 +22,8 @@ the buffer goes back to the pool. A segment mapped at load time never has one (a
 
 Read-only mode (``read_only=True``) opens files with ``O_RDONLY`` and maps them with
 ``ACCESS_READ``: it never creates, extends, truncates or deletes anything. Loading refuses a
-segment of the wrong size with :class:`~pymq_ref.store.errors.WrongFileSizeError`; inspection
+segment of the wrong size with :class:`~pymq_ref.store.errors.WrongFileSizeError`, except, when
+asked to repair, the short last files a power loss leaves (:func:`power_loss_tail`); inspection
 tools can call :func:`scan_segment_files` to list such files instead.
 
 This module must not know about record layouts: it moves bytes.
@@ -39,6 +41,7 @@ import threading
 from dataclasses import dataclass
 from typing import Iterable
 
+from pymq_ref.store import fileio
 from pymq_ref.store.errors import ReadOnlyStoreError, StoreClosedError, WrongFileSizeError
 
 OS_PAGE_SIZE = 4096
@@ -66,6 +69,19 @@ class SegmentFileInfo:
     @property
     def ok(self) -> bool:
         return self.file_from_offset is not None and self.size == self.expected_size
+
+
+def power_loss_tail(segments: list[SegmentFileInfo], file_size: int) -> list[SegmentFileInfo]:
+    """The last files of a chain that are shorter than ``file_size`` and hold only zeros, with no
+    file of the right size after them: what a power loss leaves of segments whose size was never
+    synced (0 bytes) — nothing in them was durable. A short file holding data, one followed by a
+    full file, or one that is too long is real damage and not part of it."""
+    tail: list[SegmentFileInfo] = []
+    for info in reversed(segments):
+        if info.size >= file_size or not fileio.is_all_zero(info.path):
+            break
+        tail.append(info)
+    return tail[::-1]
 
 
 def scan_segment_files(directory: str, file_size: int) -> list[SegmentFileInfo]:
@@ -112,21 +128,12 @@ class MappedFile:
             self._fd = os.open(path, os.O_RDONLY)
             self.mm = mmap.mmap(self._fd, file_size, access=mmap.ACCESS_READ)
         else:
-            os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
             if exists:
                 self._fd = os.open(path, os.O_RDWR)
             else:
-                # created at full size (sparse, zero-filled) under a temporary name, then renamed:
-                # a crash can never leave a short segment behind (RocketMQ would refuse to start)
-                tmp = path + ".creating"
-                self._fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
-                try:
-                    os.ftruncate(self._fd, file_size)
-                    os.rename(tmp, path)
-                except OSError:  # e.g. ENOSPC: leave nothing behind
-                    os.close(self._fd)
-                    os.remove(tmp)
-                    raise
+                # created at full size under a temporary name, synced, renamed, directory synced:
+                # neither a crash nor a power loss can leave a short segment behind
+                self._fd = fileio.create_file(path, file_size)
             self.mm = mmap.mmap(self._fd, file_size, access=mmap.ACCESS_WRITE)
         #: the transient pool's buffer appends go to until all of it is committed (else None)
         self.write_buffer = transient_pool.borrow_buffer() if transient_pool is not None and not read_only else None
@@ -189,16 +196,30 @@ class MappedFile:
         self._check_writable()
         self.mm[pos:pos + len(data)] = data
 
-    def zero_from(self, pos: int) -> None:
-        """Zero bytes ``[pos, file_size)`` that are not already zero (dirty tail truncation)."""
+    def zero_from(self, pos: int) -> bool:
+        """Zero bytes ``[pos, file_size)`` that are not already zero (dirty tail truncation); the
+        holes of a sparse file are skipped, not read. True when something was zeroed."""
         self._check_writable()
         chunk = 1 << 20
         zeros = bytes(chunk)
-        while pos < self.file_size:
-            n = min(chunk, self.file_size - pos)
-            if self.mm[pos:pos + n] != zeros[:n]:
-                self.mm[pos:pos + n] = zeros[:n]
-            pos += n
+        changed = False
+        for start, end in fileio.data_ranges(self._fd, pos, self.file_size):
+            at = start
+            while at < end:
+                n = min(chunk, end - at)
+                if self.mm[at:at + n] != zeros[:n]:
+                    self.mm[at:at + n] = zeros[:n]
+                    changed = True
+                at += n
+        return changed
+
+    def sync(self) -> None:
+        """Make every byte of the file durable now, whatever the positions say (recovery's zeroing)."""
+        self._check_writable()
+        if _USE_FDATASYNC:
+            fileio.sync_data(self._fd, self.path)
+        else:  # pragma: no cover - non-Linux
+            self.mm.flush()
 
     # -- committing (transient store pool) -------------------------------------------------
     def is_able_to_commit(self, least_pages: int) -> bool:
@@ -256,7 +277,7 @@ class MappedFile:
                 if _USE_FDATASYNC:
                     # Linux: one page cache, so fdatasync writes the mmap's dirty pages too, and
                     # unlike mmap.flush it releases the GIL (other writers keep appending).
-                    os.fdatasync(self._fd)
+                    fileio.sync_data(self._fd, self.path)
                 else:
                     start = self.flushed_position - self.flushed_position % mmap.PAGESIZE
                     self.mm.flush(start, write - start)
@@ -296,7 +317,7 @@ class MappedFile:
             raise ReadOnlyStoreError(f"{self.path} is open read-only")
         self.close()
         try:
-            os.remove(self.path)
+            fileio.remove(self.path)
         except FileNotFoundError:
             pass
 
@@ -383,25 +404,45 @@ class MappedFileQueue:
         self.store_timestamp = 0  # store timestamp covered by the last *full* flush
 
     # -- loading ----------------------------------------------------------------------------
-    def load(self) -> None:
+    def load(self, *, repair: bool = False) -> list[str]:
         """Map every segment (sorted by name), each provisionally full (``doLoad``).
 
-        Raises :class:`WrongFileSizeError` on the first file of the wrong size, naming it.
-        Files whose names are not 20-digit offsets are ignored (RocketMQ would fail).
+        Raises :class:`WrongFileSizeError` on the first file of the wrong size, naming it — as
+        RocketMQ 4.9.4 refuses to start — unless ``repair`` and the file is what a power loss
+        leaves behind: one of the *last* files of the chain, shorter than a segment and holding
+        only zeros (see :func:`power_loss_tail`): nothing durable is in it. Those are deleted
+        (read-only: left out of the chain). Returns one sentence per file so treated (the caller
+        logs them).
+        Files whose names are not 20-digit offsets are ignored (RocketMQ would fail); a
+        ``*.creating`` file (a creation cut short) is deleted unless read-only.
         """
         infos = scan_segment_files(self.directory, self.file_size)
-        for info in infos:
-            if info.file_from_offset is None:
-                continue
+        repairs: list[str] = []
+        if not self.read_only:
+            for info in infos:
+                if info.path.endswith(fileio.CREATING_SUFFIX):
+                    fileio.remove(info.path, durable=True)
+                    repairs.append(f"{info.path}: deleted (a segment creation cut short by a crash)")
+        segments = [info for info in infos if info.file_from_offset is not None]
+        tail = power_loss_tail(segments, self.file_size) if repair else []
+        keep = segments[:len(segments) - len(tail)]
+        for info in keep:
             if info.size != self.file_size:
                 self.shutdown()
                 raise WrongFileSizeError(info.path, self.file_size, info.size)
-        for info in infos:
-            if info.file_from_offset is None:
-                continue
+        for info in tail:
+            what = f"{info.path}: {info.size} bytes instead of {self.file_size}"
+            if self.read_only:
+                repairs.append(f"{what}, holding nothing (left by a power loss): ignored")
+            else:
+                fileio.remove(info.path, durable=True)
+                repairs.append(f"{what}, holding nothing (a file created but never synced before a power "
+                               f"loss): deleted")
+        for info in keep:
             mf = MappedFile(info.path, self.file_size, read_only=self.read_only, create=False)
             mf.set_positions(self.file_size)
             self.files.append(mf)
+        return repairs
 
     # -- lookup -----------------------------------------------------------------------------
     @property
@@ -549,25 +590,30 @@ class MappedFileQueue:
         "zeros end the data" rule holds for every later reader (RocketMQ leaves them and
         overwrites them with the next appends; its ``truncateDirtyLogicFiles`` can then revive a
         stale ConsumeQueue unit behind the appended ones — tests/data/rocketmq-4.9.4-recovery,
-        ``random_1``).
+        ``random_1``). The zeroing and the deletions are made durable at once: bytes cut off by
+        a recovery must not come back after a later power loss as if they were data.
         """
         keep = []
+        deleted = False
         for mf in self.files:
             tail = mf.file_from_offset + self.file_size
             if tail > offset:
                 if offset >= mf.file_from_offset:
                     pos = offset % self.file_size
                     mf.set_positions(pos)
-                    if not self.read_only:
-                        mf.zero_from(pos)
+                    if not self.read_only and mf.zero_from(pos):
+                        mf.sync()
                     keep.append(mf)
                 else:
                     if not self.read_only:
                         mf.destroy()
+                        deleted = True
                     else:
                         mf.close()
             else:
                 keep.append(mf)
+        if deleted:
+            fileio.sync_dir(self.directory)
         self.files = keep
         self.flushed_where = min(self.flushed_where, offset)
         self.committed_where = min(self.committed_where, offset)
@@ -576,10 +622,14 @@ class MappedFileQueue:
         self.flushed_where = self.committed_where = offset
 
     def delete_last_file(self) -> None:
-        """Delete the last file (read-only: only forget it)."""
+        """Delete the last file, durably (read-only: only forget it)."""
         if self.files:
             mf = self.files.pop()
-            mf.close() if self.read_only else mf.destroy()
+            if self.read_only:
+                mf.close()
+            else:
+                mf.destroy()
+                fileio.sync_dir(self.directory)
 
     def delete_expired_file_by_time(self, expired_ms: int, now_ms: int, clean_immediately: bool = False,
                                     max_batch: int = DELETE_FILES_BATCH_MAX) -> int:

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import enum
 import fcntl
+import logging
 import os
 import threading
 from dataclasses import dataclass, field
@@ -48,7 +49,7 @@ from pymq_ref.formats.hashing import java_string_hash
 from pymq_ref.formats.message import MessageRecord, decode_record
 from pymq_ref.formats.msgid import parse_offset_msg_id
 from pymq_ref.formats.properties import DELAY, decode_properties
-from pymq_ref.store import recovery
+from pymq_ref.store import fileio, recovery
 from pymq_ref.store.checkpoint import StoreCheckpoint
 from pymq_ref.store.clock import Clock, SystemClock
 from pymq_ref.store.commit_log import (CommitLog, PutMessageResult, PutMessageStatus, encode_batch_for_append,
@@ -137,6 +138,7 @@ def _record_properties(data: bytes) -> dict[str, str]:
         return {}
 
 
+_log = logging.getLogger(__name__)
 _PUT_OK = PutMessageStatus.PUT_OK
 _INT_MAX = 2**31 - 1
 _LOCKED_DIRS: set[str] = set()
@@ -183,6 +185,10 @@ class MessageStore:
         self.dispatchers = [BuildConsumeQueue(self.find_consume_queue, self._on_cq_unit_written),
                             BuildIndex(self.index_service, c.message_index_enable)]
         self.reput_from_offset = 0
+        #: store timestamp of the last ConsumeQueue unit written (the checkpoint's logics timestamp once flushed)
+        self._logics_live = 0
+        #: what :meth:`load` rebuilt of a power loss's leftovers, one sentence per file
+        self.power_loss_repairs: list[str] = []
         self.last_exit_ok = True
         self.recovered_offset = 0
         self._state = "new"
@@ -231,17 +237,33 @@ class MessageStore:
         self.shutdown()
 
     def load(self) -> None:
-        """Map every file and recover (§11.2). Raises WrongFileSizeError for a bad segment."""
+        """Map every file and recover (§11.2). Raises WrongFileSizeError for a bad segment.
+
+        Unless ``strict_load``, what a power loss leaves behind (the short last files of a chain,
+        a short checkpoint, a cut-short file creation) is rebuilt first, one log line per file
+        (also in :attr:`power_loss_repairs`), and the recovery is then an abnormal one."""
         if self._state != "new":
             raise StoreClosedError(f"load() called in state {self._state}")
         if not self.read_only:
-            os.makedirs(self.root, exist_ok=True)
+            fileio.makedirs(self.root)
             self._acquire_lock()
         self.last_exit_ok = not os.path.exists(self.abort_path)
+        repair = not self.config.strict_load
         try:
-            self.commit_log.load()
-            self._load_consume_queues()
+            repairs = self.commit_log.load(repair=repair)
+            repairs += self._load_consume_queues(repair)
             self.checkpoint = StoreCheckpoint(os.path.join(self.root, "checkpoint"), read_only=self.read_only)
+            repairs += self.checkpoint.repairs
+            if repair:
+                repairs += self.index_service.repair_power_loss()
+            for line in repairs:
+                if line not in self.checkpoint.repairs:  # (logged where it was made)
+                    _log.warning("power-loss repair: %s", line)
+            self.power_loss_repairs = repairs
+            if repairs and repair and self.last_exit_ok and not self.read_only:
+                _log.warning("power-loss repair: %s: the last run did not end cleanly: recovering abnormally",
+                             self.root)
+                self.last_exit_ok = False
             self.index_service.load(self.last_exit_ok, self.checkpoint.index_msg_timestamp)
             self._recover()
         except BaseException:
@@ -275,10 +297,11 @@ class MessageStore:
                 os.close(self._lock_fd)  # closing releases the lockf lock
                 self._lock_fd = None
 
-    def _load_consume_queues(self) -> None:
+    def _load_consume_queues(self, repair: bool = False) -> list[str]:
         root = self.consume_queue_dir
+        repairs: list[str] = []
         if not os.path.isdir(root):
-            return
+            return repairs
         for topic in sorted(os.listdir(root)):
             tdir = os.path.join(root, topic)
             if not os.path.isdir(tdir):
@@ -287,17 +310,19 @@ class MessageStore:
                 if not qdir.lstrip("-").isdigit():
                     continue
                 cq = self._new_consume_queue(topic, int(qdir))
-                cq.load()
                 self.consume_queue_table.setdefault(topic, {})[int(qdir)] = cq
+                repairs += cq.load(repair=repair)
+        return repairs
 
     def _all_cqs(self) -> list[ConsumeQueue]:
         return [cq for qs in self.consume_queue_table.values() for cq in qs.values()]
 
     def _recover(self) -> None:
         c = self.config
+        strict = c.strict_load
         cqs = self._all_cqs()
         for cq in cqs:
-            cq.recover()
+            cq.recover(step_back=not strict)
         max_phy_cq = max((cq.max_physic_offset for cq in cqs), default=-1)
         if self.last_exit_ok or self.read_only:
             self.recovered_offset = recovery.recover_normally(
@@ -308,10 +333,17 @@ class MessageStore:
             # levels (maxDelayLevel is still 0), so the SCHEDULE_TOPIC_XXXX units this recovery
             # dispatches carry the TAGS hash, not the delivery time (the schedule service then
             # delivers those messages at once). Reput after start() uses the table again.
+            # pymq-ref's default: start early enough that every index entry is rebuilt, i.e. as
+            # messageIndexSafe does and at the latest where the last index file kept ends
+            index_end = None
+            if not strict and c.message_index_enable:
+                files = self.index_service.files
+                index_end = files[-1].end_phy_offset if files else 0
             self.recovered_offset = recovery.recover_abnormally(
                 self.commit_log, cqs, self.checkpoint, self._dispatch, check_crc=c.check_crc_on_recover,
                 delay_table={}, max_phy_offset_of_cq=max_phy_cq,
-                message_index_enable=c.message_index_enable, message_index_safe=c.message_index_safe)
+                message_index_enable=c.message_index_enable,
+                message_index_safe=c.message_index_safe or not strict, start_at_most=index_end)
         self.recover_topic_queue_table()
 
     def recover_topic_queue_table(self) -> None:
@@ -329,8 +361,7 @@ class MessageStore:
         if self.read_only:
             raise StoreClosedError("a read-only store is not started")
         c = self.config
-        with open(self.abort_path, "wb"):
-            pass
+        fileio.create_empty(self.abort_path)  # durable: a power loss must not make the next start look clean
         max_phy = max((cq.max_physic_offset for cq in self._all_cqs()), default=0)
         self.reput_from_offset = max(max_phy, self.commit_log.min_offset, 0)
         self.do_reput()
@@ -382,7 +413,7 @@ class MessageStore:
             # RocketMQ keeps the abort file (next start recovers abnormally) when not writeable
             if self.running_flags.is_writeable() and self.dispatch_behind_bytes() == 0:
                 try:
-                    os.remove(self.abort_path)
+                    fileio.remove(self.abort_path, durable=True)
                 except FileNotFoundError:
                     pass
         self._close_files()
@@ -420,7 +451,10 @@ class MessageStore:
         self.reput_from_offset = req.commit_log_offset + req.msg_size  # the last one
 
     def _on_cq_unit_written(self, store_timestamp: int) -> None:
-        if self.checkpoint is not None:
+        self._logics_live = store_timestamp
+        if self.config.strict_load and self.checkpoint is not None:
+            # 4.9.4 sets the checkpoint's field itself, so a checkpoint written at an index roll
+            # names units not yet synced
             self.checkpoint.logics_msg_timestamp = store_timestamp
 
     def _on_index_file_full(self, end_timestamp: int) -> None:
@@ -545,12 +579,21 @@ class MessageStore:
             self.checkpoint.flush()
 
     def flush_consume_queues(self, least_pages: int, checkpoint: bool) -> None:
-        logics_ts = self.checkpoint.logics_msg_timestamp if self.checkpoint else 0
+        """``FlushConsumeQueueService.doFlush``: flush every ConsumeQueue; the store timestamp of the
+        last unit written before the flush becomes the checkpoint's logics timestamp (written to
+        the file when ``checkpoint``). 4.9.4 flushes at most three files of a queue per round;
+        pymq-ref's default flushes every file, since the checkpoint then names them all."""
+        logics_ts = self._logics_live
+        strict = self.config.strict_load
         for cq in self._all_cqs():
-            cq.flush(least_pages)
-        if checkpoint and self.checkpoint is not None:
-            self.checkpoint.logics_msg_timestamp = logics_ts
-            self.checkpoint.flush()
+            for _ in range(3 if strict else len(cq.queue.files) + 1):
+                if cq.flush(least_pages):
+                    break
+        if self.checkpoint is not None and least_pages == 0:
+            if logics_ts > 0:
+                self.checkpoint.logics_msg_timestamp = logics_ts
+            if checkpoint:
+                self.checkpoint.flush()
 
     # -- put --------------------------------------------------------------------------------
     def put_message(self, msg: MessageRecord, *, stored_properties: dict[str, str] | None = None) -> PutMessageResult:

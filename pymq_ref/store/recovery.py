@@ -97,8 +97,11 @@ def is_mapped_file_matched_recover(mf, checkpoint, *, message_index_enable: bool
 def recover_abnormally(commit_log, consume_queues: list, checkpoint, dispatch: Callable[[DispatchRequest], None], *,
                        check_crc: bool = True, delay_table: Mapping[int, int] | None = None,
                        max_phy_offset_of_cq: int = -1, message_index_enable: bool = True,
-                       message_index_safe: bool = False) -> int:
-    """§11.6. Returns the end of valid data; every good record from the start file is dispatched."""
+                       message_index_safe: bool = False, start_at_most: int | None = None) -> int:
+    """§11.6. Returns the end of valid data; every good record from the start file is dispatched.
+
+    ``start_at_most`` (pymq-ref): a CommitLog offset the dispatch must not start after — the start
+    file is then at the latest the one holding it (the first file if none does)."""
     files = commit_log.queue.files
     if not files:
         commit_log.queue.set_flushed_where(0)
@@ -111,6 +114,9 @@ def recover_abnormally(commit_log, consume_queues: list, checkpoint, dispatch: C
                                           message_index_safe=message_index_safe):
             start = index
             break
+    if start_at_most is not None:
+        while start > 0 and files[start].file_from_offset > start_at_most:
+            start -= 1
     process_offset = _scan(commit_log, start, check_crc, delay_table or {}, dispatch)
     _finish(commit_log, process_offset, consume_queues, max_phy_offset_of_cq)
     return process_offset

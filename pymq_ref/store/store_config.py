@@ -110,6 +110,14 @@ class MessageStoreConfig:
     timer_wheel_enable: bool = False
 
     # -- pymq-ref only ----------------------------------------------------------------------
+    #: Load, recover and write the checkpoint exactly as RocketMQ 4.9.4 does (for comparisons with
+    #: its store classes). Off (the default), the store comes back by itself after a power loss:
+    #: the short last files a power loss leaves are rebuilt (one log line each) and recovery is
+    #: abnormal; abnormal recovery re-dispatches far enough back to rebuild every index entry
+    #: (4.9.4 only does with ``messageIndexSafe``); a ConsumeQueue whose last three files were
+    #: never synced is recovered from the newest written one; the checkpoint's logics timestamp
+    #: only ever names ConsumeQueue units already synced. See chapter 05.
+    strict_load: bool = False
     #: Time zone of index file names (RocketMQ: the JVM's local zone). "UTC" keeps the book
     #: deterministic; "local" follows the machine; otherwise an IANA name ("Asia/Shanghai").
     index_file_time_zone: str = "UTC"
