@@ -33,8 +33,9 @@ PULLS = [x for x in LINES if x["kind"] == "pull"]
 
 
 def config(root: Path) -> MessageStoreConfig:
-    """The settings the fixture was written with (README.md)."""
-    return MessageStoreConfig(store_path_root_dir=str(root), mapped_file_size_commit_log=64 * 1024,
+    """The settings the fixture was written with (README.md); loading as 4.9.4 does, which these
+    tests compare with (``strict_load``)."""
+    return MessageStoreConfig(store_path_root_dir=str(root), strict_load=True, mapped_file_size_commit_log=64 * 1024,
                               mapped_file_size_consume_queue=1000, enable_consume_queue_ext=True,
                               mapped_file_size_consume_queue_ext=200, max_hash_slot_num=100, max_index_num=200)
 

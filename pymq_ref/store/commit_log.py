@@ -336,7 +336,9 @@ class CommitLog:
                     remaining = mf.file_size - pos
                     _BLANK.pack_into(mf.append_buffer, pos, remaining, BLANK_MAGIC_CODE)
                     mf.wrote_position = mf.file_size
-                    mf.store_timestamp = now
+                    # (4.9.4 gives the full file the store timestamp of the message that goes to the
+                    # next one, so a checkpoint written after flushing this file can name a message
+                    # not yet on disk; the file keeps the timestamp of its own last message here)
                     mf = self._new_file()
                     pos = mf.wrote_position
                 table = self.topic_queue_table

@@ -122,7 +122,8 @@ _TOPICS: dict[bytes, str] = {}  # raw topic -> str (topics repeat)
 
 
 def check_message_and_return_size(buf, pos: int, check_crc: bool, delay_table: Mapping[int, int],
-                                  with_request: bool = True) -> tuple[int, DispatchRequest | None, bool]:
+                                  with_request: bool = True,
+                                  reject_torn: bool = False) -> tuple[int, DispatchRequest | None, bool]:
     """``CommitLog.checkMessageAndReturnSize``: the record at ``buf[pos]`` → ``(size, request, success)``.
 
     A blank is ``(0, None, True)``; zeros, a bad magic code, a truncated record or a CRC
@@ -135,6 +136,11 @@ def check_message_and_return_size(buf, pos: int, check_crc: bool, delay_table: M
     not read: no MessageRecord, no host objects, no body copy when ``buf`` is a memoryview (the
     CRC is computed over a slice of it), the properties parsed once. This is the per-record
     cost of recovery and of the reput scan.
+
+    ``reject_torn`` (pymq-ref's recovery; 4.9.4 has no such check): a record whose topic or
+    properties hold a zero byte fails too. The body CRC covers only the body: a write torn by a
+    power loss after the body leaves a record whose size fields and CRC check out but whose topic
+    or properties end in the zeros the file held before (a sector that never reached the disk).
     """
     if pos + 8 > len(buf):
         return _FAILED
@@ -181,6 +187,8 @@ def check_message_and_return_size(buf, pos: int, check_crc: bool, delay_table: M
             return _FAILED  # truncated properties
         return total, None, False  # TOTALSIZE disagrees with the field lengths
     if check_crc and body_len and _crc32(buf[body_at:topic_len_at]) & 0x7FFFFFFF != body_crc:
+        return _FAILED
+    if reject_torn and (0 in bytes(buf[topic_at:props_len_at]) or 0 in bytes(buf[props_at:end])):
         return _FAILED
     if not with_request:
         return total, None, True

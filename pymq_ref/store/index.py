@@ -344,9 +344,11 @@ class IndexService:
         return [n for n in sorted(os.listdir(self.directory))
                 if n.isdigit() and os.path.isfile(os.path.join(self.directory, n))]
 
-    def load(self, last_exit_ok: bool, index_msg_timestamp: int = 0) -> None:
+    def load(self, last_exit_ok: bool, index_msg_timestamp: int = 0, *, drop_empty: bool = False) -> None:
         """Map every file of ``index/`` in name order; after an unclean exit drop the files that
-        end after the checkpoint's ``indexMsgTimestamp`` (dispatch rebuilds them)."""
+        end after the checkpoint's ``indexMsgTimestamp`` (dispatch rebuilds them) and, with
+        ``drop_empty`` (pymq-ref's default store), the files without entries: a file that filled
+        but was never synced comes back from a power loss as zeros, and 4.9.4 keeps it."""
         if not os.path.isdir(self.directory):
             return
         for name in sorted(os.listdir(self.directory)):
@@ -361,7 +363,8 @@ class IndexService:
                 continue
             f = IndexFile(path, self.hash_slot_num, self.index_num, read_only=self.read_only)
             f.load()
-            if not last_exit_ok and f.end_timestamp > index_msg_timestamp and not self.read_only:
+            if not last_exit_ok and not self.read_only and (
+                    f.end_timestamp > index_msg_timestamp or (drop_empty and f.index_count <= 1)):
                 f.destroy()
                 continue
             self.files.append(f)

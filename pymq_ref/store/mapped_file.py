@@ -107,6 +107,7 @@ class MappedFile:
 
     __slots__ = ("path", "file_name", "file_size", "file_from_offset", "read_only", "mm", "append_buffer",
                  "write_buffer", "transient_pool", "wrote_position", "flushed_position", "store_timestamp",
+                 "committed_store_timestamp",
                  "first_create_in_queue", "_committed", "_fd", "_closed")
 
     def __init__(self, path: str, file_size: int, *, read_only: bool = False, create: bool = True,
@@ -144,6 +145,8 @@ class MappedFile:
         self._committed = 0  # meaningful only while there is a write buffer
         self.flushed_position = 0
         self.store_timestamp = 0  # store timestamp of the last message appended (CommitLog only)
+        #: with a write buffer: the store timestamp of a message known to be committed (what a flush covers)
+        self.committed_store_timestamp = 0
         self.first_create_in_queue = False  # created when its queue had no file (ConsumeQueue pre-blank rule)
         self._closed = False
 
@@ -241,11 +244,13 @@ class MappedFile:
         if self._closed:
             return self._committed
         if self.is_able_to_commit(least_pages):
+            ts = self.store_timestamp  # read before the end: its message lies below that end
             start, end = self._committed, self.wrote_position
             if end > start:
                 with memoryview(buf) as view:  # FileChannel.write(writeBuffer[start:end]) at start
                     _write_fully(self._fd, view[start:end], start)
                 self._committed = end
+                self.committed_store_timestamp = ts
         if self._committed == self.file_size:
             self._release_write_buffer()
         return self._committed
@@ -566,7 +571,9 @@ class MappedFileQueue:
         mf = self.find_mapped_file_by_offset(self.flushed_where, self.flushed_where == 0)
         if mf is None:
             return True
-        ts = mf.store_timestamp
+        # the newest message the flush covers: with a write buffer, a committed one (4.9.4 takes the
+        # newest appended, which may still be in the buffer: its checkpoint can run ahead of the file)
+        ts = mf.store_timestamp if mf.write_buffer is None else mf.committed_store_timestamp
         where = mf.file_from_offset + mf.flush(least_pages)
         nothing = where == self.flushed_where
         self.flushed_where = where
@@ -670,7 +677,7 @@ class MappedFileQueue:
         self.files = []
         self.flushed_where = self.committed_where = 0
         try:
-            os.rmdir(self.directory)
+            fileio.current.rmdir(self.directory)
         except OSError:
             pass
 

@@ -264,7 +264,7 @@ class MessageStore:
                 _log.warning("power-loss repair: %s: the last run did not end cleanly: recovering abnormally",
                              self.root)
                 self.last_exit_ok = False
-            self.index_service.load(self.last_exit_ok, self.checkpoint.index_msg_timestamp)
+            self.index_service.load(self.last_exit_ok, self.checkpoint.index_msg_timestamp, drop_empty=repair)
             self._recover()
         except BaseException:
             self._close_files()
@@ -327,7 +327,7 @@ class MessageStore:
         if self.last_exit_ok or self.read_only:
             self.recovered_offset = recovery.recover_normally(
                 self.commit_log, cqs, check_crc=c.check_crc_on_recover, delay_table=self.delay_table,
-                max_phy_offset_of_cq=max_phy_cq)
+                max_phy_offset_of_cq=max_phy_cq, reject_torn=not strict)
         else:
             # No delay table: 4.9.4's load() recovers before ScheduleMessageService parses its delay
             # levels (maxDelayLevel is still 0), so the SCHEDULE_TOPIC_XXXX units this recovery
@@ -343,8 +343,54 @@ class MessageStore:
                 self.commit_log, cqs, self.checkpoint, self._dispatch, check_crc=c.check_crc_on_recover,
                 delay_table={}, max_phy_offset_of_cq=max_phy_cq,
                 message_index_enable=c.message_index_enable,
-                message_index_safe=c.message_index_safe or not strict, start_at_most=index_end)
+                message_index_safe=c.message_index_safe or not strict, start_at_most=index_end,
+                rebuild_units=not strict, reject_torn=not strict)
+        if not strict and not self.read_only:
+            if c.message_index_enable:
+                self._drop_index_beyond(self.recovered_offset)
+            if not self.last_exit_ok:
+                self._settle_checkpoint()
         self.recover_topic_queue_table()
+
+    def _settle_checkpoint(self) -> None:
+        """pymq-ref: after recovery no checkpoint timestamp is after the newest message kept (a
+        power loss under ASYNC_FLUSH can take messages the ConsumeQueues or a full index file had
+        already been synced with), and after an abnormal recovery what it rebuilt is synced
+        before the checkpoint says so; otherwise a second power loss could start the next
+        recovery too late."""
+        cp = self.checkpoint
+        newest = recovery.last_store_timestamp(self.commit_log, self.recovered_offset)
+        for cq in self._all_cqs():
+            for _ in range(len(cq.queue.files) + 1):
+                if cq.flush(0):
+                    break
+        self.index_service.flush()
+        full = [f for f in self.index_service.files if f.is_write_full]
+        cp.physic_msg_timestamp = cp.logics_msg_timestamp = newest
+        cp.index_msg_timestamp = min(cp.index_msg_timestamp, full[-1].end_timestamp if full else 0, newest)
+        cp.flush()
+
+    def _drop_index_beyond(self, end: int) -> None:
+        """pymq-ref: index entries must not point past the recovered CommitLog end. An index file
+        is synced when it fills, whatever the CommitLog's flush has reached, so under ASYNC_FLUSH a
+        power loss can keep entries of records it lost (4.9.4 keeps them: its queries then answer
+        offsets that hold no message). The index files holding such entries are deleted and their
+        entries below ``end`` rebuilt from the CommitLog."""
+        service = self.index_service
+        doomed = [f for f in service.files if f.end_phy_offset >= end]
+        if not doomed:
+            return
+        written = [f for f in doomed if f.index_count > 1]
+        start = min((f.begin_phy_offset for f in written), default=end)
+        with service.lock:
+            for f in doomed:
+                service.files.remove(f)
+                f.destroy()
+        fileio.sync_dir(service.directory)
+        _log.warning("power-loss repair: %s: %d index file(s) pointed past the recovered CommitLog end %d: "
+                     "deleted, their entries from offset %d rebuilt", service.directory, len(doomed), end, start)
+        for req in recovery.requests_between(self.commit_log, start, end):
+            service.build_index(req)
 
     def recover_topic_queue_table(self) -> None:
         table = {}

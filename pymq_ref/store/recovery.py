@@ -31,7 +31,8 @@ def check_record(buf, pos: int, base: int, check_crc: bool, delay_table: Mapping
     return check_message_and_return_size(buf, pos, check_crc, delay_table)
 
 
-def _scan(commit_log, start_index: int, check_crc: bool, delay_table, dispatch: Callable | None) -> int:
+def _scan(commit_log, start_index: int, check_crc: bool, delay_table, dispatch: Callable | None,
+          reject_torn: bool = False) -> int:
     files = commit_log.queue.files
     index = start_index
     with_request = dispatch is not None
@@ -40,7 +41,8 @@ def _scan(commit_log, start_index: int, check_crc: bool, delay_table, dispatch: 
         pos = 0
         with memoryview(mf.mm) as buf:  # slices of a view: the CRC reads the body in place
             while True:
-                size, req, ok = check_message_and_return_size(buf, pos, check_crc, delay_table, with_request)
+                size, req, ok = check_message_and_return_size(buf, pos, check_crc, delay_table, with_request,
+                                                              reject_torn)
                 if not ok or size <= 0:
                     break
                 pos += size
@@ -50,6 +52,44 @@ def _scan(commit_log, start_index: int, check_crc: bool, delay_table, dispatch: 
             index += 1
             continue
         return mf.file_from_offset + pos
+
+
+def requests_between(commit_log, start: int, end: int):
+    """The dispatch requests of the records in ``[start, end)`` (``start`` a record's offset), in
+    log order, going on across blanks; stops at the first record that does not check out."""
+    queue = commit_log.queue
+    offset = max(start, commit_log.min_offset)
+    while offset < end:
+        mf = queue.find_mapped_file_by_offset(offset)
+        if mf is None:
+            return
+        pos = offset - mf.file_from_offset
+        limit = min(mf.file_size, end - mf.file_from_offset)
+        with memoryview(mf.mm) as buf:
+            while pos < limit:
+                size, req, ok = check_message_and_return_size(buf, pos, False, {}, True)
+                if not ok:
+                    return
+                if size == 0:  # a blank: the next file
+                    pos = mf.file_size
+                    break
+                yield req
+                pos += size
+        offset = mf.file_from_offset + pos
+
+
+def last_store_timestamp(commit_log, end: int) -> int:
+    """The store timestamp of the last record before CommitLog offset ``end`` (0 if there is none)."""
+    queue = commit_log.queue
+    for mf in reversed(queue.files):
+        if mf.file_from_offset >= end:
+            continue
+        last = 0
+        for req in requests_between(commit_log, mf.file_from_offset, min(end, mf.file_from_offset + mf.file_size)):
+            last = req.store_timestamp
+        if last:
+            return last
+    return 0
 
 
 def _finish(commit_log, process_offset: int, consume_queues: Iterable, max_phy_offset_of_cq: int) -> None:
@@ -65,15 +105,17 @@ def truncate_dirty_logic_files(consume_queues: Iterable, phy_offset: int) -> Non
 
 
 def recover_normally(commit_log, consume_queues: list, *, check_crc: bool = True,
-                     delay_table: Mapping[int, int] | None = None, max_phy_offset_of_cq: int = -1) -> int:
-    """§11.5. Returns the end of valid data. No dispatch (the reput service catches up)."""
+                     delay_table: Mapping[int, int] | None = None, max_phy_offset_of_cq: int = -1,
+                     reject_torn: bool = False) -> int:
+    """§11.5. Returns the end of valid data. No dispatch (the reput service catches up).
+    ``reject_torn``: see :func:`pymq_ref.store.dispatch.check_message_and_return_size`."""
     files = commit_log.queue.files
     if not files:
         commit_log.queue.set_flushed_where(0)
         for cq in consume_queues:
             cq.destroy()
         return 0
-    process_offset = _scan(commit_log, max(0, len(files) - 3), check_crc, delay_table or {}, None)
+    process_offset = _scan(commit_log, max(0, len(files) - 3), check_crc, delay_table or {}, None, reject_torn)
     _finish(commit_log, process_offset, consume_queues, max_phy_offset_of_cq)
     return process_offset
 
@@ -97,11 +139,17 @@ def is_mapped_file_matched_recover(mf, checkpoint, *, message_index_enable: bool
 def recover_abnormally(commit_log, consume_queues: list, checkpoint, dispatch: Callable[[DispatchRequest], None], *,
                        check_crc: bool = True, delay_table: Mapping[int, int] | None = None,
                        max_phy_offset_of_cq: int = -1, message_index_enable: bool = True,
-                       message_index_safe: bool = False, start_at_most: int | None = None) -> int:
+                       message_index_safe: bool = False, start_at_most: int | None = None,
+                       rebuild_units: bool = False, reject_torn: bool = False) -> int:
     """§11.6. Returns the end of valid data; every good record from the start file is dispatched.
 
-    ``start_at_most`` (pymq-ref): a CommitLog offset the dispatch must not start after — the start
-    file is then at the latest the one holding it (the first file if none does)."""
+    pymq-ref's options (4.9.4 has neither): ``start_at_most``, a CommitLog offset the dispatch
+    must not start after — the start file is then at the latest the one holding it (the first
+    file if none does); ``rebuild_units``, drop every ConsumeQueue unit pointing at or after the
+    start file before dispatching, so that the dispatch writes them again. Units written after
+    the checkpoint's last ConsumeQueue flush may be torn by a power loss (a 20-byte unit can
+    straddle two disk sectors, one written and one not), and 4.9.4's dispatch keeps whatever
+    unit it finds in place; ``reject_torn``, see :func:`pymq_ref.store.dispatch.check_message_and_return_size`."""
     files = commit_log.queue.files
     if not files:
         commit_log.queue.set_flushed_where(0)
@@ -117,6 +165,8 @@ def recover_abnormally(commit_log, consume_queues: list, checkpoint, dispatch: C
     if start_at_most is not None:
         while start > 0 and files[start].file_from_offset > start_at_most:
             start -= 1
-    process_offset = _scan(commit_log, start, check_crc, delay_table or {}, dispatch)
+    if rebuild_units:
+        truncate_dirty_logic_files(consume_queues, files[start].file_from_offset)
+    process_offset = _scan(commit_log, start, check_crc, delay_table or {}, dispatch, reject_torn)
     _finish(commit_log, process_offset, consume_queues, max_phy_offset_of_cq)
     return process_offset
