@@ -144,12 +144,13 @@ class RecordingFileSystem(FileSystem):
             return len(self.events) - 1
 
     # -- replay ----------------------------------------------------------------------------------
-    def states(self, cuts, *, tear_seed: int | None = None):
+    def states(self, cuts, *, tear_seed: int | None = None, initial: DurableState | None = None):
         """Yield ``(cut, state)`` for each journal position in ``cuts`` (ascending): the durable
         state of a power loss just before event ``cut``; with ``tear_seed``, an event ``cut``
-        that is a sync is half-done (see :func:`tear`). The state is shared between yields: copy it
-        to keep it."""
-        state = DurableState()
+        that is a sync is half-done (see :func:`tear`). ``initial``: what the directory held when
+        the recording began (default: nothing). The state is shared between yields: copy it to
+        keep it."""
+        state = initial.copy() if initial is not None else DurableState()
         done = 0
         rng = random.Random(tear_seed)
         for cut in sorted(cuts):

@@ -629,9 +629,12 @@ class MappedFileQueue:
         self.flushed_where = self.committed_where = offset
 
     def delete_last_file(self) -> None:
-        """Delete the last file, durably (read-only: only forget it)."""
+        """Delete the last file, durably (read-only: only forget it). The flush and commit
+        positions come back to its start at the latest: a file created again there is new."""
         if self.files:
             mf = self.files.pop()
+            self.flushed_where = min(self.flushed_where, mf.file_from_offset)
+            self.committed_where = min(self.committed_where, mf.file_from_offset)
             if self.read_only:
                 mf.close()
             else:

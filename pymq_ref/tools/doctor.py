@@ -187,7 +187,7 @@ class Doctor:
                                  "abnormally and re-dispatches from the checkpoint, so derived files may lag "
                                  "the CommitLog", "note"))
             self._scan_consume_queues()
-            self.index.add_files([(seg, self.maps.get(seg.path)) for seg in layout.index_files])
+            self.index.add_files(layout.index_files, self.maps.get)
             if self.index.views:
                 reader = CommitLogReader(layout.commitlog, layout.commitlog_file_size, self.maps)  # (no end yet)
                 self.index.check_header_times(reader.read, layout.commitlog[0].base if layout.commitlog else 0)
@@ -238,7 +238,7 @@ class Doctor:
                     if not ended:
                         continue
                     stray_from = pos
-                stray = first_nonzero(buf, stray_from, len(buf))
+                stray = first_nonzero(buf, stray_from, len(buf), seg.path)
                 if stray is not None:
                     self.add(Problem("cq_stray_bytes", seg.rel, stray,
                                      f"non-zero bytes after the last unit of the queue (units end at logical offset "
@@ -304,9 +304,9 @@ class Doctor:
                     if isinstance(item, EndOfData):
                         end_pos = item.phy_offset - base
                         if end_pos < len(buf):
-                            stray = first_nonzero(buf, end_pos, len(buf))
+                            stray = first_nonzero(buf, end_pos, len(buf), seg.path)
                             if stray is not None:
-                                tail = last_nonzero(buf, stray, len(buf))
+                                tail = last_nonzero(buf, stray, len(buf), seg.path)
                                 self.add(Problem("stray_bytes", seg.rel, stray,
                                                  f"non-zero bytes at [{stray}, {tail + 1}) after the end of written "
                                                  f"data at {end_pos}: not a record (the walk stops at the zeros "
@@ -324,7 +324,7 @@ class Doctor:
                     at = item.phy_offset - base if item.phy_offset is not None else None
                     code = _finding_code(item)
                     cut = item.phy_offset if item.phy_offset is not None else base
-                    rest = last_nonzero(buf, max(0, (at or 0)), len(buf))
+                    rest = last_nonzero(buf, max(0, (at or 0)), len(buf), seg.path)
                     tail = (f"; recovery cuts the log here ({rest + 1 - (at or 0)} bytes up to the last non-zero "
                             f"byte of this file are dropped{', and every later segment' if not last else ''})"
                             if rest is not None else "")

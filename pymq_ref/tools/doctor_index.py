@@ -31,7 +31,9 @@ predecessor may have been deleted too, and its entry 1 is not checked. (A quirk 
 queries read every entry as begin + timeDiff s, so entry 1 of a rolled file, measured from the
 previous file's end but read from its own begin, comes back up to that gap later than stored.)
 
-Read-only: buffers come from :class:`~pymq_ref.tools.readonly_maps.ReadOnlyMaps`.
+Read-only: buffers come from :class:`~pymq_ref.tools.readonly_maps.ReadOnlyMaps`. A view holds no
+buffer: it asks for one when it reads and keeps it only while it does, so that a store with
+thousands of index files never has more of them mapped than the cache allows.
 """
 
 from __future__ import annotations
@@ -73,7 +75,7 @@ def _key_hashes(record) -> set[int]:
 def _problems(buf, slots: int, entries: int) -> int:
     """How many structural problems the file shows under this geometry."""
     found = []
-    view = IndexView(Segment(None, "", 0, len(buf)), buf, slots, entries)
+    view = IndexView(Segment(None, "", 0, len(buf)), lambda: buf, slots, entries)
     IndexCheck(found.append)._check_chains(view)
     return len(found)
 
@@ -86,11 +88,12 @@ def _ratio_geometry(size: int) -> tuple[int, int] | None:
 
 class IndexView:
     """One index file: geometry, header, a mark per entry, and the begin timestamps ``putKey``
-    computed the entries' timeDiffs against (set by :meth:`IndexCheck.check_header_times`)."""
+    computed the entries' timeDiffs against (set by :meth:`IndexCheck.check_header_times`).
+    ``buffer()`` maps the file (through the doctor's cache) when the view reads it."""
 
-    def __init__(self, seg: Segment, buf, slots: int, entries: int):
-        self.seg, self.buf, self.slots, self.entries = seg, buf, slots, entries
-        self.header = decode_index_header(buf, with_spans=False)
+    def __init__(self, seg: Segment, buffer: Callable[[], object], slots: int, entries: int):
+        self.seg, self.buffer, self.slots, self.entries = seg, buffer, slots, entries
+        self.header = decode_index_header(buffer(), with_spans=False)
         self.count = min(self.header.effective_index_count, entries)  # next entry number
         self.first_entry_at = entry_position(0, slots)
         self.marked = bytearray(max(self.count, 1))
@@ -106,7 +109,7 @@ class IndexView:
 
     def entry(self, n: int) -> tuple[int, int, int, int]:
         """``(key_hash, phy_offset, time_diff, prev_index)`` of entry ``n``."""
-        return _entry_unpack(self.buf, self.first_entry_at + 20 * n)
+        return _entry_unpack(self.buffer(), self.first_entry_at + 20 * n)
 
     def entry_offset(self, n: int) -> int:
         return self.first_entry_at + 20 * n
@@ -134,19 +137,23 @@ class IndexCheck:
         self.last_phy: int | None = None
 
     # -- pass 1 ---------------------------------------------------------------------------------
-    def add_files(self, files: list[tuple[Segment, object]]) -> None:
-        """Check every index file. All files of a store share one geometry: it is inferred from
-        the first file (of each size) that allows it, so one damaged file does not hide it."""
+    def add_files(self, segments: list[Segment], get: Callable[[object], object]) -> None:
+        """Check every index file (``get(path)`` maps one). All files of a store share one geometry:
+        it is inferred from the first file (of each size) that allows it, files with entries first
+        (an empty file fits many geometries), so one damaged or empty file does not hide it."""
         geometry: dict[int, tuple[int, int]] = {}
         errors: dict[int, str] = {}
-        for _seg, buf in files:
+        probe = sorted(segments, key=lambda seg: seg.size < INDEX_HEADER_SIZE
+                       or decode_index_header(get(seg.path), with_spans=False).effective_index_count <= 1)
+        for seg in probe:
+            buf = get(seg.path)
             size = len(buf)
             if size in geometry:
                 continue
             ratio = _ratio_geometry(size) if not (self.hash_slots or self.index_num) else None
             if ratio is not None and _problems(buf, *ratio) == 0:
                 guess = ratio
-                self._validated.add((id(buf), *guess))
+                self._validated.add((seg.path, *guess))
             else:
                 try:  # the same inference as `pymq inspect`; a damaged file falls back to the 1:4 ratio
                     guess = index_geometry(buf, self.hash_slots, self.index_num)
@@ -157,18 +164,18 @@ class IndexCheck:
                 geometry[size] = guess
         prev: IndexView | None = None
         prev_unreadable = False
-        for seg, buf in files:
-            if len(buf) in geometry:
-                view = self.add_file(seg, buf, *geometry[len(buf)])
+        for seg in segments:
+            if seg.size in geometry:
+                view = self.add_file(seg, lambda path=seg.path: get(path), *geometry[seg.size])
                 view.prev, view.prev_unreadable = prev, prev_unreadable
                 prev, prev_unreadable = view, False
             else:
-                self.report(Problem("wrong_file_size", seg.rel, None, errors[len(buf)]))
+                self.report(Problem("wrong_file_size", seg.rel, None, errors[seg.size]))
                 prev, prev_unreadable = None, True
 
-    def add_file(self, seg: Segment, buf, slots: int, entries: int) -> IndexView:
-        view = IndexView(seg, buf, slots, entries)
-        validated = (id(buf), slots, entries) in self._validated
+    def add_file(self, seg: Segment, buffer: Callable[[], object], slots: int, entries: int) -> IndexView:
+        view = IndexView(seg, buffer, slots, entries)
+        validated = (seg.path, slots, entries) in self._validated
         if view.header.index_count > entries:
             self.report(Problem("index_header_mismatch", seg.rel, 36,
                                 f"index_count {view.header.index_count} exceeds maxIndexNum {entries}"))
@@ -196,7 +203,8 @@ class IndexCheck:
     def _check_chains(self, view: IndexView, report: Callable[[Problem], None] | None = None) -> None:
         """Slots, chains, reachability and the header's slot count of one file."""
         report = report or self.report
-        buf, slots, count, rel = view.buf, view.slots, view.count, view.seg.rel
+        buf, slots, count, rel = view.buffer(), view.slots, view.count, view.seg.rel
+        first_entry_at = view.first_entry_at
         visited = bytearray(count)
         used_slots = 0
         region_end = INDEX_HEADER_SIZE + 4 * slots
@@ -217,7 +225,7 @@ class IndexCheck:
                 continue
             cur = head
             while True:
-                kh, _phy, diff, prev = view.entry(cur)
+                kh, _phy, diff, prev = _entry_unpack(buf, first_entry_at + 20 * cur)
                 if visited[cur]:
                     report(Problem("index_chain_broken", rel, view.entry_offset(cur),
                                         f"entry {cur} is reached twice (from slot {slot}): chains must not share entries"))
@@ -240,7 +248,7 @@ class IndexCheck:
                 cur = prev
         for n in range(1, count):
             if not visited[n]:
-                kh = view.entry(n)[0]
+                kh = _entry_unpack(buf, first_entry_at + 20 * n)[0]
                 report(Problem("index_unreachable_entry", rel, view.entry_offset(n),
                                     f"entry {n} (key hash {kh}) is not on the chain of its slot {kh % slots}: "
                                     f"queries never find it"))
@@ -388,10 +396,10 @@ class IndexCheck:
             view = views[fi]
             k = len(hashes)
             if n + k <= view.count:
-                entry = view.entry
+                buf, at = view.buffer(), view.first_entry_at + 20 * n
                 diffs = []
                 for j in range(k):
-                    kh, e_phy, d, _p = entry(n + j)
+                    kh, e_phy, d, _p = _entry_unpack(buf, at + 20 * j)
                     if e_phy != phy or kh != hashes[j]:
                         break
                     diffs.append(d)
@@ -452,10 +460,11 @@ class IndexCheck:
         """Verify every entry the merge did not mark against the record it points at."""
         for view in self.views:
             marked = view.marked
+            buf = view.buffer()  # held while this file is checked, whatever read_record maps meanwhile
             for n in range(1, view.count):
                 if marked[n]:
                     continue
-                kh, phy, diff, _prev = view.entry(n)
+                kh, phy, diff, _prev = _entry_unpack(buf, view.first_entry_at + 20 * n)
                 if phy < min_phy:
                     continue  # the CommitLog file was deleted by retention
                 rec = read_record(phy)

@@ -1,43 +1,69 @@
 """Random read-only access to many store files at once, with a bound on open mappings.
 
-A store can have thousands of ConsumeQueue files; the doctor and the query tool jump between
-them. :class:`ReadOnlyMaps` keeps at most ``limit`` files mapped (least recently used first
-out), each opened with :func:`pymq_ref.tools.segments.open_readonly` (``O_RDONLY``,
-``ACCESS_READ``). It never writes. Call order: construct → ``get(path)`` … → ``close()`` (or use it
+A store can have thousands of CommitLog segments, ConsumeQueue files and index files; the doctor
+and the query tool jump between them. :class:`ReadOnlyMaps` keeps at most ``limit`` files mapped
+(least recently used first out), each opened ``O_RDONLY`` and mapped ``ACCESS_READ``. An evicted
+map is not closed by the cache: the cache drops its reference, and the map closes when the last
+reference goes — so a caller still reading a buffer it got keeps it valid (a map is never closed
+under a view that still uses it), while callers that fetch buffers when they need them (as the
+doctor's views do) keep the number of live maps, and of file descriptors (one per map), at
+about ``limit``. It never writes. Call order: construct → ``get(path)`` … → ``close()`` (or use it
 as a context manager).
+
+:func:`first_nonzero` / :func:`last_nonzero` look for data in a buffer; given the file's path they
+skip the holes of a sparse file without reading them (a pre-allocated 1 GiB segment holding a
+few records is mostly holes: reading them would fault in a gigabyte of zero pages).
 """
 
 from __future__ import annotations
 
+import mmap
+import os
+import weakref
 from collections import OrderedDict
 from pathlib import Path
 
-from .segments import open_readonly
+from ..store.fileio import data_ranges
+
+
+def map_readonly(path: str | os.PathLike):
+    """``path`` mapped read-only (``b""`` for an empty file); the descriptor is closed at once
+    (the map keeps its own until it is closed)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        size = os.fstat(fd).st_size
+        return mmap.mmap(fd, size, access=mmap.ACCESS_READ) if size else b""
+    finally:
+        os.close(fd)
 
 
 class ReadOnlyMaps:
-    def __init__(self, limit: int = 256):
+    def __init__(self, limit: int = 64):
         self.limit = limit
-        self._open: OrderedDict[Path, tuple] = OrderedDict()
+        self._open: OrderedDict[Path, object] = OrderedDict()
+        self._live: weakref.WeakSet = weakref.WeakSet()
+        #: maps created, and the most alive at once (the cache's and those still referenced elsewhere)
+        self.opened = 0
+        self.peak_live = 0
 
-    def get(self, path: Path):
+    def get(self, path):
         """The read-only buffer of ``path`` (``b""`` for an empty file)."""
-        entry = self._open.get(path)
-        if entry is not None:
+        buf = self._open.get(path)
+        if buf is not None:
             self._open.move_to_end(path)
-            return entry[1]
-        ctx = open_readonly(path)
-        buf = ctx.__enter__()
-        self._open[path] = (ctx, buf)
+            return buf
+        buf = map_readonly(path)
+        self._open[path] = buf
+        if not isinstance(buf, bytes):
+            self.opened += 1
+            self._live.add(buf)
+            self.peak_live = max(self.peak_live, len(self._live))
         while len(self._open) > self.limit:
-            _, (old_ctx, _) = self._open.popitem(last=False)
-            old_ctx.__exit__(None, None, None)
+            self._open.popitem(last=False)  # dropped, not closed: see the module docstring
         return buf
 
     def close(self) -> None:
-        while self._open:
-            _, (ctx, _) = self._open.popitem()
-            ctx.__exit__(None, None, None)
+        self._open.clear()
 
     def __enter__(self) -> "ReadOnlyMaps":
         return self
@@ -46,29 +72,42 @@ class ReadOnlyMaps:
         self.close()
 
 
-def first_nonzero(buf, start: int, end: int, chunk: int = 1 << 20) -> int | None:
-    """Position of the first non-zero byte in ``buf[start:end]``, or None (C-speed compares)."""
+def _ranges(path, start: int, end: int) -> list[tuple[int, int]]:
+    if path is None:
+        return [(start, end)] if start < end else []
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        return data_ranges(fd, start, end)
+    finally:
+        os.close(fd)
+
+
+def first_nonzero(buf, start: int, end: int, path=None, chunk: int = 1 << 20) -> int | None:
+    """Position of the first non-zero byte in ``buf[start:end]``, or None (C-speed compares;
+    with ``path``, the holes of the file are skipped)."""
     zeros = bytes(chunk)
-    pos = start
-    while pos < end:
-        n = min(chunk, end - pos)
-        block = buf[pos:pos + n]
-        if block != (zeros if n == chunk else zeros[:n]):
-            return pos + n - len(block.lstrip(b"\0"))
-        pos += n
+    for lo, hi in _ranges(path, start, end):
+        pos = lo
+        while pos < hi:
+            n = min(chunk, hi - pos)
+            block = buf[pos:pos + n]
+            if block != (zeros if n == chunk else zeros[:n]):
+                return pos + n - len(block.lstrip(b"\0"))
+            pos += n
     return None
 
 
-def last_nonzero(buf, start: int, end: int, chunk: int = 1 << 20) -> int | None:
-    """Position of the last non-zero byte in ``buf[start:end]``, or None."""
+def last_nonzero(buf, start: int, end: int, path=None, chunk: int = 1 << 20) -> int | None:
+    """Position of the last non-zero byte in ``buf[start:end]``, or None (with ``path``, holes skipped)."""
     zeros = bytes(chunk)
-    pos = end
-    while pos > start:
-        n = min(chunk, pos - start)
-        block = buf[pos - n:pos]
-        if block != (zeros if n == chunk else zeros[:n]):
-            return pos - n + len(block.rstrip(b"\0")) - 1
-        pos -= n
+    for lo, hi in reversed(_ranges(path, start, end)):
+        pos = hi
+        while pos > lo:
+            n = min(chunk, pos - lo)
+            block = buf[pos - n:pos]
+            if block != (zeros if n == chunk else zeros[:n]):
+                return pos - n + len(block.rstrip(b"\0")) - 1
+            pos -= n
     return None
 
 
