@@ -99,7 +99,7 @@ def unmount(mnt: Path) -> None:
 
 def run_mode(args, mode: str, rng: random.Random, log) -> dict:
     stats = {"mode": mode, "power_losses": 0, "restarts_attempted": 0, "restarts_unattended": 0,
-             "acknowledged_checked": 0, "acknowledged_kept": 0, "acknowledged_lost_unsynced": 0,
+             "acknowledged": 0, "acknowledged_checked": 0, "acknowledged_kept": 0, "acknowledged_lost_unsynced": 0,
              "files_rebuilt": 0, "doctor_clean": 0, "failures": []}
     base = Path(args.workdir) / mode.replace("+", "_")
     next_id = 0
@@ -137,6 +137,7 @@ def run_mode(args, mode: str, rng: random.Random, log) -> dict:
                     break
                 stats["restarts_unattended"] += 1
                 stats["doctor_clean"] += 1
+                stats["acknowledged"] += len(acks)
                 stats["acknowledged_checked"] += len(all_acked)
                 stats["acknowledged_kept"] += len(result.kept)
                 stats["acknowledged_lost_unsynced"] += len(result.lost)
@@ -155,7 +156,7 @@ def main(argv=None) -> int:
     p.add_argument("--lazyfs", type=Path, default=Path(os.environ.get("PYMQ_LAZYFS", "/tmp/lazyfs")))
     p.add_argument("--workdir", required=True)
     p.add_argument("--losses", type=int, default=70, help="power losses per mode (default 70)")
-    p.add_argument("--series", type=int, default=10, help="power losses per store (default 10)")
+    p.add_argument("--series", type=int, default=5, help="power losses per store (default 5)")
     p.add_argument("--writers", type=int, default=4)
     p.add_argument("--modes", nargs="+", default=list(MODES), choices=MODES)
     p.add_argument("--seed", type=int, default=1)
@@ -173,8 +174,9 @@ def main(argv=None) -> int:
         stats = run_mode(args, mode, rng, lambda s: print(s, flush=True))
         results.append(stats)
         failed += len(stats["failures"])
-        print(f"{mode}: {stats['power_losses']} power losses, {stats['acknowledged_checked']} acknowledged messages "
-              f"checked ({stats['acknowledged_kept']} kept, {stats['acknowledged_lost_unsynced']} lost unsynced), "
+        print(f"{mode}: {stats['power_losses']} power losses, {stats['acknowledged']} messages acknowledged, "
+              f"{stats['acknowledged_checked']} checks of acknowledged messages after a power loss "
+              f"({stats['acknowledged_kept']} kept, {stats['acknowledged_lost_unsynced']} lost unsynced), "
               f"unattended restarts {stats['restarts_unattended']}/{stats['restarts_attempted']}, doctor clean "
               f"{stats['doctor_clean']}, {stats['files_rebuilt']} files rebuilt, {len(stats['failures'])} failed",
               flush=True)
