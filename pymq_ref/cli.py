@@ -1,6 +1,8 @@
 """The ``pymq`` command: argument parsing only; each subcommand lives in :mod:`pymq_ref.tools`.
 
-Exit status: 0 success, 1 the data has findings, 2 usage errors or unreadable input.
+Exit status: 0 success, 1 the data has findings, 2 usage errors or unreadable input, 70 an
+internal error (one line on stderr, the traceback in a file: :mod:`pymq_ref.tools.internal_error`,
+which wraps every subcommand), 130 interrupted.
 """
 
 from __future__ import annotations
@@ -198,8 +200,29 @@ def _run_inspect(args) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from .tools.internal_error import run_command
+
+    words = [w for w in (argv if argv is not None else sys.argv[1:]) if not w.startswith("-")]
+    state = {"command": words[0] if words else "pymq"}
+    return run_command(lambda: state["command"], lambda: _main(argv, state), argv)
+
+
+def _command_path(parser: argparse.ArgumentParser, args) -> str:
+    """The subcommand words ``args`` were parsed with (``doctor``, ``spark verify`` ...)."""
+    words = []
+    while True:
+        subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        chosen = getattr(args, subs[0].dest, None) if subs else None
+        if chosen is None:
+            return " ".join(words)
+        words.append(chosen)
+        parser = subs[0].choices[chosen]
+
+
+def _main(argv: list[str] | None, state: dict) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    state["command"] = _command_path(parser, args) or state["command"]
     try:
         return args.run(args)
     except BrokenPipeError:  # e.g. `pymq inspect ... | head`
@@ -212,7 +235,7 @@ def main(argv: list[str] | None = None) -> int:
         if isinstance(exc, (InspectError, PymqError, OSError)):
             print(f"pymq {args.command}: error: {exc}", file=sys.stderr)
             return 2
-        raise
+        raise  # anything else is an internal error (see pymq_ref.tools.internal_error)
 
 
 if __name__ == "__main__":
