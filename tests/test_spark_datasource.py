@@ -13,7 +13,7 @@ from pymq_ref.formats.message import BlankRecord, MessageRecord
 from pymq_ref.tools.segments import open_readonly, walk_segment
 
 
-pytest_plugins = ["spark_fixtures"]
+pytest_plugins = ["spark_fixtures", "big_stores"]
 CORPUS = Path(__file__).parent.parent / "corpus"
 REAL_STORE = Path(__file__).parent / "data" / "rocketmq-4.9.4" / "store"
 INSPECT_FIELDS = ("phy_offset", "total_size", "magic_code", "body_crc", "crc_ok", "queue_id", "flag", "queue_offset",
@@ -176,3 +176,14 @@ def test_commitlog_batches_projection_equals_full_schema_columns(columns):
     want = {name: [v for b in full for v in b[name]] for name in schema.names}
     assert len(got[schema.names[0]]) > 7
     assert got == want
+
+
+def test_sources_on_production_sized_stores(spark, many_files_store, default_sizes_store):
+    """Thousands of small files (grouped into few partitions) and RocketMQ's default sizes as
+    sparse files (holes skipped): every record, unit and index entry, as the doctor counts them."""
+    for root, facts in (many_files_store, default_sizes_store):
+        cl = spark.read.format("pymq-commitlog").option("columns", "phy_offset,topic").load(str(root))
+        assert cl.count() == facts["messages"]
+        assert cl.rdd.getNumPartitions() <= 16  # 64 MiB of segments per partition
+        assert spark.read.format("pymq-consumequeue").load(str(root)).count() == facts["messages"]
+        assert spark.read.format("pymq-index").load(str(root)).count() == 2 * facts["messages"]

@@ -15,6 +15,7 @@ rows. No Spark import: the single-process benchmark baseline runs these same fun
 
 from __future__ import annotations
 
+import os
 from itertools import accumulate
 from operator import itemgetter
 from typing import Iterator
@@ -27,6 +28,7 @@ from ..formats.consume_queue import BLANK_UNIT_SIZE_FIELD, CQ_STORE_UNIT_SIZE
 from ..formats.index_file import INDEX_ENTRY_SIZE, INDEX_HEADER_SIZE, decode_index_header, entry_position
 from ..formats.message import BlankRecord, MessageRecord
 from ..formats.msgid import offset_msg_id
+from ..store.fileio import data_ranges
 from ..tools.segments import open_readonly
 from .ranges import Gap, segment_file_base, walk_range
 
@@ -233,7 +235,7 @@ def commitlog_batches(path: str, name: str, name_base: int | None, start: int, e
         others = []
         add, rows = kept.add, kept.rows
         message = MessageRecord
-        for item in walk_range(buf, start, end, base):
+        for item in walk_range(buf, start, end, base, file_data_ranges(path, len(buf))):
             if item.__class__ is message:
                 add(item)
                 if rows() >= batch_rows:
@@ -245,6 +247,19 @@ def commitlog_batches(path: str, name: str, name_base: int | None, start: int, e
             yield _message_batch(kept.take(), name, base, body, schema)
         if others and records == "all":
             yield _other_batch(others, name, base, schema)
+
+
+def file_data_ranges(path: str, size: int) -> list[tuple[int, int]]:
+    """The ranges of the file that are not holes (all of it where the file system cannot tell)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        return data_ranges(fd, 0, size)
+    finally:
+        os.close(fd)
+
+
+def _overlaps(data: list[tuple[int, int]], lo: int, hi: int) -> bool:
+    return any(a < hi and lo < b for a, b in data)
 
 
 # --------------------------------------------------------------------------- ConsumeQueue
@@ -264,8 +279,11 @@ def consumequeue_batches(path: str, name: str, base: int, topic: str, queue_id: 
     """Units in ``[start, end)`` (multiples of 20) of one ConsumeQueue file; all-zero units are skipped."""
     with open_readonly(path) as buf:
         end = min(end, len(buf) - len(buf) % CQ_STORE_UNIT_SIZE)
+        data = file_data_ranges(path, len(buf))
         for lo in range(start, end, batch_rows * CQ_STORE_UNIT_SIZE):
             hi = min(end, lo + batch_rows * CQ_STORE_UNIT_SIZE)
+            if not _overlaps(data, lo, hi):
+                continue  # a hole of a sparse file: zeros, not read
             phy, size, tags = _native_columns(buf, _CQ_DTYPE, (hi - lo) // CQ_STORE_UNIT_SIZE, lo)
             keep = (phy != 0) | (size != 0) | (tags != 0)
             idx = np.nonzero(keep)[0]
@@ -290,9 +308,14 @@ def index_batches(path: str, name: str, hash_slots: int, first: int, last: int,
                   batch_rows: int = 1 << 16) -> Iterator[pa.RecordBatch]:
     """Entries number ``first .. last-1`` of one IndexFile that are not all zero, with the file's header."""
     with open_readonly(path) as buf:
+        if len(buf) < INDEX_HEADER_SIZE:
+            return  # a file a power loss left empty: no entries
         header = decode_index_header(buf, 0, with_spans=False)
+        data = file_data_ranges(path, len(buf))
         for lo in range(first, last, batch_rows):
             hi = min(last, lo + batch_rows)
+            if not _overlaps(data, entry_position(lo, hash_slots), entry_position(hi, hash_slots)):
+                continue  # a hole of a sparse file: zeros, not read
             cols = dict(zip(("hash", "phy", "diff", "prev"),
                             _native_columns(buf, _ENTRY_DTYPE, hi - lo, entry_position(lo, hash_slots))))
             keep = (cols["hash"] != 0) | (cols["phy"] != 0) | (cols["diff"] != 0) | (cols["prev"] != 0)

@@ -27,6 +27,7 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
 from .batches import (CONSUMEQUEUE_SCHEMA, INDEX_SCHEMA, commitlog_batches, consumequeue_batches, index_batches,
                       project, spark_ddl)
+from ..formats.index_file import INDEX_HEADER_SIZE
 from .files import SparkInputError, commitlog_files, consumequeue_files, index_files
 from .ranges import DEFAULT_RANGE_BYTES, plan_ranges
 
@@ -58,9 +59,29 @@ def _int_option(options, name: str, default: int | None) -> int | None:
 
 
 class CommitLogPartition(InputPartition):
-    def __init__(self, path: str, name: str, base: int | None, start: int, end: int):
-        super().__init__((name, start, end))
-        self.path, self.name, self.base, self.start, self.end = path, name, base, start, end
+    """Byte ranges ``(path, name, base, start, end)`` of one or more segments: a range of a large
+    segment, or several small segments together (up to ``rangeBytes``), so that a store of
+    thousands of small files is not thousands of tasks."""
+
+    def __init__(self, parts: list[tuple]):
+        super().__init__(tuple((name, start, end) for _p, name, _b, start, end in parts))
+        self.parts = parts
+
+
+def group(items: list, size, limit: int) -> list[list]:
+    """Consecutive ``items`` packed into groups whose ``size(item)`` add up to at most ``limit``
+    (an item larger than ``limit`` alone)."""
+    groups, current, total = [], [], 0
+    for item in items:
+        n = size(item)
+        if current and total + n > limit:
+            groups.append(current)
+            current, total = [], 0
+        current.append(item)
+        total += n
+    if current:
+        groups.append(current)
+    return groups
 
 
 class CommitLogDataSource(DataSource):
@@ -94,19 +115,23 @@ class CommitLogReader(DataSourceReader):
     def partitions(self):
         files = commitlog_files(self.path)
         bases = {f.path: f for f in files}
-        ranges = plan_ranges([(f.path, f.base or 0) for f in files], self.range_bytes)
-        return [CommitLogPartition(r.path, bases[r.path].name, bases[r.path].base, r.start, r.end) for r in ranges]
+        ranges = [r for r in plan_ranges([(f.path, f.base or 0) for f in files], self.range_bytes) if r.end > r.start]
+        return [CommitLogPartition([(r.path, bases[r.path].name, bases[r.path].base, r.start, r.end) for r in g])
+                for g in group(ranges, lambda r: r.end - r.start, self.range_bytes)] or [CommitLogPartition([])]
 
     def read(self, partition: CommitLogPartition):
-        yield from commitlog_batches(partition.path, partition.name, partition.base, partition.start, partition.end,
-                                     records=self.records, body=self.body, schema=project(self.columns))
+        schema = project(self.columns)
+        for path, name, base, start, end in partition.parts:
+            yield from commitlog_batches(path, name, base, start, end, records=self.records, body=self.body,
+                                         schema=schema)
 
 
 class ConsumeQueuePartition(InputPartition):
-    def __init__(self, path: str, name: str, base: int, topic: str, queue_id: int, start: int, end: int):
-        super().__init__((name, start, end))
-        self.path, self.name, self.base, self.topic, self.queue_id = path, name, base, topic, queue_id
-        self.start, self.end = start, end
+    """Ranges ``(path, name, base, topic, queue_id, start, end)`` of one or more ConsumeQueue files."""
+
+    def __init__(self, parts: list[tuple]):
+        super().__init__(tuple((p[1], p[5], p[6]) for p in parts))
+        self.parts = parts
 
 
 class ConsumeQueueDataSource(DataSource):
@@ -135,20 +160,21 @@ class ConsumeQueueReader(DataSourceReader):
         for f in consumequeue_files(self.path):
             size = os.stat(f.path).st_size
             for start in range(0, size, self.range_bytes):
-                parts.append(ConsumeQueuePartition(f.path, f.name, f.base, f.topic, f.queue_id, start,
-                                                   min(size, start + self.range_bytes)))
-        return parts or [ConsumeQueuePartition("", "", 0, "", 0, 0, 0)]
+                parts.append((f.path, f.name, f.base, f.topic, f.queue_id, start, min(size, start + self.range_bytes)))
+        return ([ConsumeQueuePartition(g) for g in group(parts, lambda p: p[6] - p[5], self.range_bytes)]
+                or [ConsumeQueuePartition([])])
 
     def read(self, partition: ConsumeQueuePartition):
-        if partition.path:
-            yield from consumequeue_batches(partition.path, partition.name, partition.base, partition.topic,
-                                            partition.queue_id, partition.start, partition.end)
+        for part in partition.parts:
+            yield from consumequeue_batches(*part)
 
 
 class IndexPartition(InputPartition):
-    def __init__(self, path: str, name: str, hash_slots: int, first: int, last: int):
-        super().__init__((name, first, last))
-        self.path, self.name, self.hash_slots, self.first, self.last = path, name, hash_slots, first, last
+    """Entry ranges ``(path, name, hash_slots, first, last)`` of one or more IndexFiles."""
+
+    def __init__(self, parts: list[tuple]):
+        super().__init__(tuple((p[1], p[3], p[4]) for p in parts))
+        self.parts = parts
 
 
 class IndexDataSource(DataSource):
@@ -175,25 +201,38 @@ class IndexReader(DataSourceReader):
         self.index_num = _int_option(options, "indexnum", None)
 
     def partitions(self):
+        from ..formats.index_file import decode_index_header
         from ..tools.segments import open_readonly
         from ..tools.store_files import index_geometry
 
-        parts = []
-        for f in index_files(self.path):
+        # left empty by a power loss (never synced): no entries, no geometry
+        files = [f for f in index_files(self.path) if os.path.getsize(f.path) > INDEX_HEADER_SIZE]
+        written = {}
+        for f in files:
+            with open_readonly(f.path) as buf:
+                written[f.path] = decode_index_header(buf, with_spans=False).effective_index_count > 1
+        geometry: dict[int, tuple[int, int]] = {}  # per file size, inferred from a file with entries first
+        for f in sorted(files, key=lambda f: not written[f.path]):
+            size = os.path.getsize(f.path)
+            if size in geometry:
+                continue
             with open_readonly(f.path) as buf:  # the geometry inference reads a few entries, not the file
                 try:
-                    slots, num = index_geometry(buf, self.hash_slots, self.index_num)
+                    geometry[size] = index_geometry(buf, self.hash_slots, self.index_num)
                 except ValueError as exc:
                     raise SparkInputError(f"{f.name}: {exc} (pass .option('hashSlots', N) and "
                                           f".option('indexNum', M))") from None
+        parts = []
+        for f in files:
+            slots, num = geometry[os.path.getsize(f.path)]
             for first in range(1, num, self.ENTRIES_PER_PARTITION):
-                parts.append(IndexPartition(f.path, f.name, slots, first, min(num, first + self.ENTRIES_PER_PARTITION)))
-        return parts or [IndexPartition("", "", 0, 0, 0)]
+                parts.append((f.path, f.name, slots, first, min(num, first + self.ENTRIES_PER_PARTITION)))
+        return ([IndexPartition(g) for g in group(parts, lambda p: p[4] - p[3], self.ENTRIES_PER_PARTITION)]
+                or [IndexPartition([])])
 
     def read(self, partition: IndexPartition):
-        if partition.path:
-            yield from index_batches(partition.path, partition.name, partition.hash_slots, partition.first,
-                                     partition.last)
+        for part in partition.parts:
+            yield from index_batches(*part)
 
 
 def register(spark) -> None:

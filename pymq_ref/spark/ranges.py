@@ -122,24 +122,33 @@ def is_boundary(buf, pos: int, base: int) -> bool:
 _ZERO_CHUNK = 1 << 22
 
 
-def _skip_zeros(buf, pos: int, limit: int) -> int:
+def _skip_zeros(buf, pos: int, limit: int, data=None) -> int:
     """The first position >= ``pos`` where a record could start, given that a record's magic code
-    (bytes 4..7) is never zero: 7 bytes before the first non-zero byte (numpy, ~GB/s on zero tails)."""
+    (bytes 4..7) is never zero: 7 bytes before the first non-zero byte (numpy, ~GB/s on zero tails).
+    ``data``: the file's ranges that are not holes (``[(lo, hi)]``, sorted); holes are jumped, not
+    read — a pre-allocated 1 GiB segment is mostly holes."""
     size = len(buf)
-    at, step = pos, 1 << 12  # small first: a range cut inside written data finds a non-zero byte at once
-    while at < min(size, limit + 8):
-        n = min(step, size - at)
-        step = min(step * 4, _ZERO_CHUNK)
-        chunk = np.frombuffer(buf, np.uint8, n, at)
-        hit = int(np.argmax(chunk != 0)) if chunk.any() else -1
-        del chunk  # no view on the mmap may outlive this call
-        if hit >= 0:
-            return max(pos, at + hit - 7)
-        at += n
-    return max(pos, min(size, limit + 8))
+    stop = min(size, limit + 8)
+    for lo, hi in ((0, size),) if data is None else data:
+        if hi <= pos:
+            continue
+        if lo >= stop:
+            break
+        at, end = max(pos, lo), min(hi, stop)
+        step = 1 << 12  # small first: a range cut inside written data finds a non-zero byte at once
+        while at < end:
+            n = min(step, end - at)
+            step = min(step * 4, _ZERO_CHUNK)
+            chunk = np.frombuffer(buf, np.uint8, n, at)
+            hit = int(np.argmax(chunk != 0)) if chunk.any() else -1
+            del chunk  # no view on the mmap may outlive this call
+            if hit >= 0:
+                return max(pos, at + hit - 7)
+            at += n
+    return max(pos, stop)
 
 
-def next_boundary(buf, pos: int, limit: int, base: int) -> int | None:
+def next_boundary(buf, pos: int, limit: int, base: int, data=None) -> int | None:
     """The first boundary in ``[pos, limit)``, found via the magic codes; None if there is none.
 
     One regular-expression search for any of the three magic codes finds the nearest candidate and
@@ -147,7 +156,7 @@ def next_boundary(buf, pos: int, limit: int, base: int) -> int | None:
     not occur, e.g. the blank's, at every range start)."""
     if pos == 0:
         return 0
-    pos = _skip_zeros(buf, pos, limit)
+    pos = _skip_zeros(buf, pos, limit, data)
     stop = min(len(buf), limit + 8)  # a magic code sits 4 bytes into its record
     search = _ANY_MAGIC.search
     while pos < limit:
@@ -163,17 +172,18 @@ def next_boundary(buf, pos: int, limit: int, base: int) -> int | None:
     return None
 
 
-def walk_range(buf, start: int, end: int, base: int = 0) -> Iterator[MessageRecord | BlankRecord | Gap]:
+def walk_range(buf, start: int, end: int, base: int = 0, data=None) -> Iterator[MessageRecord | BlankRecord | Gap]:
     """Records and gaps that belong to ``[start, end)`` of one segment, in order.
 
     A record belongs to the range it starts in. A gap belongs to the range whose chain runs
     into it (the range of the record before it; the first range for a gap at position 0),
     because only that range can tell where it starts. Stops at the zero tail (end of written
     data) and after a blank. ``walk_range(buf, 0, len(buf))`` is the whole-file walk; any cut
-    of ``[0, len(buf))`` into ranges yields the same items in total.
+    of ``[0, len(buf))`` into ranges yields the same items in total. ``data``: the file's ranges
+    that are not holes (see :func:`_skip_zeros`; the same items, without reading the holes).
     """
     size = len(buf)
-    pos = next_boundary(buf, start, end, base)
+    pos = next_boundary(buf, start, end, base, data)
     if pos is None:
         return
     while pos < size:
@@ -201,7 +211,7 @@ def walk_range(buf, start: int, end: int, base: int = 0) -> Iterator[MessageReco
             reason = (f"message.phy_offset at position {pos}: expected {base + pos} "
                       f"(the record's own offset), found {record.phy_offset}")
         # Damage (or zeros) where the chain expected a record: this range's gap even when pos >= end.
-        resume = next_boundary(buf, pos + 1, size, base)
+        resume = next_boundary(buf, pos + 1, size, base, data)
         if resume is None:
             if record is not None:  # damage up to the end of the file
                 yield Gap(pos, size - pos, reason)
