@@ -48,6 +48,7 @@ from ..formats.message import BlankRecord, MessageRecord
 from ..store.dispatch import SCHEDULE_TOPIC, dispatch_request_from_record, dispatch_tags_code
 from ..store.delay import DEFAULT_MESSAGE_DELAY_LEVEL, parse_delay_level
 from .doctor_index import IndexCheck, record_index_keys
+from .doctor_power_loss import config_problems
 from .readonly_maps import CommitLogReader, ReadOnlyMaps, first_nonzero, last_nonzero
 from .segments import EndOfData, Finding, open_readonly, walk_segment
 from .store_layout import Problem, QueueDir, StoreLayout, StoreUnreadable, discover
@@ -493,6 +494,14 @@ class Doctor:
                                  "at start and writes it at shutdown)", "warning"))
             return
         with open_readonly(path) as buf:
+            if len(buf) < 4096 and not any(buf):
+                self.add(Problem("power_loss_checkpoint", "checkpoint", None,
+                                 f"checkpoint of {len(buf)} bytes holding nothing (created or written but never synced "
+                                 f"before a power loss): RocketMQ 4.9.4 and pymq-ref both extend it at their next "
+                                 f"start, read its timestamps as 0 and so recover from the first CommitLog file "
+                                 f"(every message is dispatched again: slow on a big store, nothing is lost)",
+                                 "warning"))
+                return
             if len(buf) != 4096:
                 self.add(Problem("wrong_file_size", "checkpoint", None,
                                  f"checkpoint of {len(buf)} bytes: expected 4096 (OS_PAGE_SIZE)", "warning"))
@@ -520,6 +529,8 @@ class Doctor:
             with open_readonly(path) as buf:
                 text = bytes(buf).decode("utf-8", "replace")
             if not text.strip():
+                for p in config_problems(self.root, path, text):
+                    self.add(p)
                 continue
             try:
                 fastjson.loads(text)

@@ -52,17 +52,22 @@ class Problem:
     reason: str
     severity: str = "error"
     phy_offset: int | None = None
+    #: a shell command that repairs what the finding is about, when one is safe (never run by the tools)
+    fix: str | None = None
 
     def to_json(self) -> dict:
         doc = {"severity": self.severity, "code": self.code, "file": self.file, "offset": self.offset,
                "reason": self.reason}
         if self.phy_offset is not None:
             doc["phy_offset"] = self.phy_offset
+        if self.fix is not None:
+            doc["fix"] = self.fix
         return doc
 
     def text(self) -> str:
         where = self.file if self.offset is None else f"{self.file} @ {self.offset}"
-        return f"{self.severity.upper()} {self.code}: {where}: {self.reason}"
+        fix = f" [fix: {self.fix}]" if self.fix else ""
+        return f"{self.severity.upper()} {self.code}: {where}: {self.reason}{fix}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,12 +149,23 @@ def discover(root: str | os.PathLike, *, commitlog_file_size: int | None = None,
     if (root / "checkpoint").is_file():
         layout.checkpoint = root / "checkpoint"
 
+    from . import doctor_power_loss as power_loss  # (it builds on this module's types)
+
+    def chain(segments: list[Segment], file_size: int, what: str) -> list[Segment]:
+        """The segments without the tail a power loss left (reported as such), the rest checked."""
+        tail = power_loss.power_loss_tail(segments, file_size)
+        for p in power_loss.leftover_problems(root, tail, file_size, what):
+            add(p)
+        kept = segments[:len(segments) - len(tail)]
+        _check_chain(kept, file_size, what, add)
+        return kept
+
     # CommitLog
     cl_dir = root / "commitlog"
     if cl_dir.is_dir():
         layout.commitlog = _segments(root, cl_dir, add)
-        layout.commitlog_file_size = commitlog_file_size or _size_of_most([s.size for s in layout.commitlog])
-        _check_chain(layout.commitlog, layout.commitlog_file_size, "CommitLog", add)
+        layout.commitlog_file_size = commitlog_file_size or _size_of_most([s.size for s in layout.commitlog if s.size])
+        layout.commitlog = chain(layout.commitlog, layout.commitlog_file_size, "CommitLog")
     elif cl_dir.exists():
         add(Problem("unknown_file", "commitlog", None, "expected a directory of CommitLog segments"))
 
@@ -170,22 +186,22 @@ def discover(root: str | os.PathLike, *, commitlog_file_size: int | None = None,
                                 "expected a numeric queue-id directory under consumequeue/<topic>/", "warning"))
                     continue
                 layout.queues.append(QueueDir(topic, int(qname), _rel(root, qdir), _segments(root, qdir, add)))
-        sizes = [s.size for q in layout.queues for s in q.segments]
+        sizes = [s.size for q in layout.queues for s in q.segments if s.size]
         layout.cq_file_size = cq_file_size or _size_of_most(sizes)
         if layout.cq_file_size % 20:
             add(Problem("wrong_file_size", "consumequeue", None,
                         f"ConsumeQueue files are {layout.cq_file_size} bytes: expected a multiple of 20"))
         for q in layout.queues:
-            _check_chain(q.segments, layout.cq_file_size, "ConsumeQueue", add)
+            q.segments = chain(q.segments, layout.cq_file_size, "ConsumeQueue")
 
     # ConsumeQueueExt files (enableConsumeQueueExt)
     ext_root = root / "consumequeue_ext"
     if ext_root.is_dir():
         layout.ext_queues = _queue_dirs(root, ext_root, "consumequeue_ext", add)
         layout.cq_ext_file_size = cq_ext_file_size or _size_of_most(
-            [s.size for q in layout.ext_queues for s in q.segments])
+            [s.size for q in layout.ext_queues for s in q.segments if s.size])
         for q in layout.ext_queues:
-            _check_chain(q.segments, layout.cq_ext_file_size, "ConsumeQueueExt", add)
+            q.segments = chain(q.segments, layout.cq_ext_file_size, "ConsumeQueueExt")
     elif ext_root.exists():
         add(Problem("unknown_file", "consumequeue_ext", None, "expected a directory of ConsumeQueueExt queues"))
 
@@ -197,10 +213,18 @@ def discover(root: str | os.PathLike, *, commitlog_file_size: int | None = None,
             if not path.is_file():
                 add(Problem("unknown_file", _rel(root, path), None, "expected only index files in index/", "warning"))
                 continue
+            if name.endswith(power_loss.CREATING_SUFFIX):
+                for p in power_loss.creating_problems(root, [path]):
+                    add(p)
+                continue
             if not INDEX_NAME.match(name):
                 add(Problem("bad_segment_name", _rel(root, path), None,
                             "index file names are the creation time as 17 digits (yyyyMMddHHmmssSSS)", "warning"))
             layout.index_files.append(Segment(path, _rel(root, path), 0, path.stat().st_size))
+        tail = power_loss.index_tail(layout.index_files)
+        for p in power_loss.index_problems(root, tail):
+            add(p)
+        layout.index_files = layout.index_files[:len(layout.index_files) - len(tail)]
 
     # config
     config_dir = root / "config"
@@ -235,11 +259,16 @@ def _queue_dirs(root: Path, top: Path, name: str, add) -> list[QueueDir]:
 
 
 def _segments(root: Path, directory: Path, add) -> list[Segment]:
+    from .doctor_power_loss import CREATING_SUFFIX, creating_problems
+
     out = []
     for name in sorted(os.listdir(directory)):
         path = directory / name
         rel = _rel(root, path)
-        if not path.is_file():
+        if name.endswith(CREATING_SUFFIX) and path.is_file():
+            for p in creating_problems(root, [path]):
+                add(p)
+        elif not path.is_file():
             add(Problem("unknown_file", rel, None, "expected only segment files here", "warning"))
         elif not SEGMENT_NAME.match(name):
             add(Problem("bad_segment_name", rel, None,
