@@ -109,6 +109,9 @@ def _add_doctor(commands) -> None:
     doctor.add_argument("--quiet", action="store_true", help="no progress or timing on stderr")
     doctor.add_argument("--max-findings", type=_positive, default=50, metavar="N",
                         help="list at most N findings per kind (the rest are counted; default 50)")
+    doctor.add_argument("--jobs", type=_positive, default=1, metavar="N",
+                        help="processes: with N > 1, N - 1 of them decode and CRC-check the CommitLog segments while "
+                             "one checks them against the ConsumeQueues and the index (default 1)")
     doctor.add_argument("--message-delay-level", metavar="LEVELS",
                         help='the broker\'s messageDelayLevel (default "1s 5s 10s 30s 1m ... 2h"), for the tagsCode '
                              'of SCHEDULE_TOPIC_XXXX units')
@@ -123,7 +126,7 @@ def _run_doctor(args) -> int:
     options = DoctorOptions(commitlog_file_size=args.commitlog_file_size, cq_file_size=args.cq_file_size,
                             hash_slots=args.hash_slots, index_num=args.index_num,
                             message_delay_level=args.message_delay_level or DEFAULT_MESSAGE_DELAY_LEVEL,
-                            max_findings_per_code=args.max_findings)
+                            max_findings_per_code=args.max_findings, jobs=args.jobs)
     return doctor_main(args.store, as_json=args.json, quiet=args.quiet, options=options)
 
 

@@ -42,6 +42,7 @@ import re
 from typing import Callable
 
 from ..formats.hashing import index_key_hash
+from ..store.index import fast_index_key_hash
 from ..formats.index_file import (ENTRY, INDEX_HEADER_SIZE, INT_MAX, SLOT, decode_index_header, entry_position,
                                   time_diff_seconds)
 from .store_files import index_geometry
@@ -375,9 +376,10 @@ class IndexCheck:
                             f"{view.entry_offset(n) + 12}: expected {how}{effect}", phy_offset=phy))
 
     # -- pass 2 ---------------------------------------------------------------------------------
-    def match_record(self, phy: int, topic: str, keys: list[str], store_timestamp: int | None = None) -> None:
+    def match_record(self, phy: int, topic: str, keys, store_timestamp: int | None = None, hashes=None) -> None:
         """Merge one record (in log order) with the entries; report its missing keys and, given the
-        record's ``store_timestamp``, the wrong timeDiffs of its entries."""
+        record's ``store_timestamp``, the wrong timeDiffs of its entries. ``hashes``: the keys'
+        index hashes when the caller has them."""
         if not keys or self.first_phy is None:
             return
         if phy < self.first_phy:
@@ -390,7 +392,8 @@ class IndexCheck:
             return
         views = self.views
         fi, n = self._cursor
-        hashes = [index_key_hash(f"{topic}#{key}") for key in keys]
+        if hashes is None:
+            hashes = [fast_index_key_hash(f"{topic}#{key}") for key in keys]
         # fast path (a healthy store): this record's entries are the next ones, in key order
         if fi < len(views):
             view = views[fi]
