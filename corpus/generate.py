@@ -59,7 +59,8 @@ def case(name: str, description: str):
 
 
 def config(root: Path, **overrides) -> MessageStoreConfig:
-    return MessageStoreConfig(store_path_root_dir=str(root), **{**GEOMETRY, **overrides})
+    # strict_load: recovered as RocketMQ 4.9.4 recovers (the corpus is compared with it)
+    return MessageStoreConfig(store_path_root_dir=str(root), strict_load=True, **{**GEOMETRY, **overrides})
 
 
 def message(i: int, topic: str = "TopicTest", *, queue_id: int = 0, body: bytes | None = None,
