@@ -2,7 +2,7 @@
 
 Argument parsing and printing only; the jobs live in :mod:`.analytics` and :mod:`.verify`.
 ``--master`` defaults to ``local[*]`` (any Spark master URL works: ``spark://…``, ``yarn``,
-``k8s://…``; on a cluster ship the package with ``--py-files``, see chapter 14). Progress goes
+``k8s://…``; on a cluster the package is shipped to the executors as a zip, see chapter 14). Progress goes
 to stderr (one line per stage), results to stdout. Missing Java or PySpark is a one-line error
 (exit 2), not a JVM stack trace. Exit status: 0 ok, 1 verify found damage, 2 usage/input errors.
 """
