@@ -387,7 +387,7 @@ class MessageStore:
                 service.files.remove(f)
                 f.destroy()
         fileio.sync_dir(service.directory)
-        _log.warning("power-loss repair: %s: %d index file(s) pointed past the recovered CommitLog end %d: "
+        _log.warning("recovery: %s: %d index file(s) pointed past the recovered CommitLog end %d: "
                      "deleted, their entries from offset %d rebuilt", service.directory, len(doomed), end, start)
         for req in recovery.requests_between(self.commit_log, start, end):
             service.build_index(req)
