@@ -371,6 +371,11 @@ class IndexService:
 
     def _new_file_name(self) -> str:
         now = self.clock.now_ms()
+        last = self.files[-1].file_name if self.files else None
+        if last is not None and last.isdigit() and len(last) == 17:
+            # pymq-ref: a clock behind the newest file (set back, or another machine's) must not
+            # name a file that sorts before it: files are loaded, and queried, in name order
+            now = max(now, _name_ms(last, self.tz) + 1)
         while True:
             name = index_file_name(now, self.tz) if self.tz is not None else _local_name(now)
             if not os.path.exists(os.path.join(self.directory, name)):
@@ -471,6 +476,15 @@ class IndexService:
             for f in self.files:
                 f.close()
             self.files = []
+
+
+def _name_ms(name: str, tz: tzinfo | None) -> int:
+    """The epoch milliseconds an index file name (``yyyyMMddHHmmssSSS``) stands for."""
+    from datetime import datetime
+
+    t = datetime.strptime(name[:14], "%Y%m%d%H%M%S")
+    seconds = t.replace(tzinfo=tz).timestamp() if tz is not None else t.timestamp()
+    return int(seconds) * 1000 + int(name[14:])
 
 
 def _local_name(now_ms: int) -> str:
