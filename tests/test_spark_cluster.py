@@ -4,8 +4,8 @@ A master and a worker are started with PySpark's own launcher (``bin/spark-class
 127.0.0.1; the worker's executors run a Python that has pyarrow, numpy, pandas and pyspark but not
 pymq_ref (a virtual environment that sees only the third-party packages), so the jobs work only
 because the driver ships the package to them as a zip. The three commands run in one driver
-process (one JVM start), as the ``pymq`` command runs them. Ports: ``PYMQ_TEST_PORTS`` (e.g.
-``21000-21999``) when set, else free ephemeral ones. Skipped without Java or PySpark.
+process (one JVM start), as the ``pymq`` command runs them. Ports: free ones, in
+``$PYMQ_PORT_RANGE`` (e.g. ``21000-21999``) when it is set. Skipped without Java or PySpark.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ import json
 import os
 import subprocess
 import sys
-import sysconfig
 from pathlib import Path
 
 import pytest
@@ -23,34 +22,18 @@ REPO = Path(__file__).resolve().parent.parent
 REAL_STORE = REPO / "tests" / "data" / "rocketmq-4.9.4" / "store"
 
 
-def _ports(n: int) -> list[int]:
-    from pymq_ref.spark.cluster import free_port
-
-    first, _, last = os.environ.get("PYMQ_TEST_PORTS", "").partition("-")
-    out = []
-    for _ in range(n):
-        lo = max([int(first)] + [p + 1 for p in out]) if first else 0
-        out.append(free_port(lo, int(last)) if first else free_port())
-    return out
-
-
 @pytest.fixture(scope="module")
 def worker_python(tmp_path_factory) -> str:
     """A Python with the third-party packages of this environment but not pymq_ref."""
-    venv = tmp_path_factory.mktemp("worker-venv") / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
-    python = venv / "bin" / "python"
-    site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                          capture_output=True, text=True, check=True).stdout.strip()
-    # a plain path line: the directory joins sys.path, but its own .pth files (the editable install
-    # of pymq_ref among them) are not run
-    Path(site, "third-party.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    from pymq_ref.spark.cluster import third_party_python
+
+    python = third_party_python(tmp_path_factory.mktemp("worker-venv") / "venv")
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    probe = subprocess.run([str(python), "-c", "import importlib.util as u, pyarrow, numpy, pandas, pyspark; "
-                                               "print(u.find_spec('pymq_ref'))"],
-                           capture_output=True, text=True, env=env, cwd=str(venv))
+    probe = subprocess.run([python, "-c", "import importlib.util as u, pyarrow, numpy, pandas, pyspark; "
+                                          "print(u.find_spec('pymq_ref'))"],
+                           capture_output=True, text=True, env=env, cwd=str(Path(python).parent))
     assert probe.returncode == 0 and probe.stdout.strip() == "None", probe.stdout + probe.stderr
-    return str(python)
+    return python
 
 
 def test_verify_analyze_export_on_a_standalone_cluster(tmp_path, worker_python, demo_store):
@@ -60,9 +43,9 @@ def test_verify_analyze_export_on_a_standalone_cluster(tmp_path, worker_python, 
         check_spark_available()
     except SparkUnavailable as exc:
         pytest.skip(str(exc))
-    from pymq_ref.spark.cluster import StandaloneCluster
+    from pymq_ref.spark.cluster import StandaloneCluster, free_ports
 
-    master, master_ui, worker, worker_ui, driver, block = _ports(6)
+    master, master_ui, worker, worker_ui, driver, block = free_ports(6)
     demo, facts = demo_store
     with StandaloneCluster(tmp_path / "cluster", python=worker_python, ports=(master, master_ui, worker, worker_ui),
                            cores=1, memory="1g") as cluster:

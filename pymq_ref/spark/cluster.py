@@ -5,6 +5,8 @@
   ``local`` (``SparkContext.addPyFile``, the API form of ``spark-submit --py-files``), so the
   workers' Python needs the third-party packages (pyarrow, numpy; pandas for analytics) but not
   pymq_ref itself.
+* :func:`third_party_python` — a virtual environment with this environment's third-party packages
+  but not pymq_ref: a worker's Python as a cluster has it.
 * :class:`StandaloneCluster` — a Spark standalone master and one worker started with PySpark's
   own launcher (``bin/spark-class`` of the installed ``pyspark``), bound to 127.0.0.1, for the
   tests and chapter 14. The worker runs its executors' Python as ``python`` says (another
@@ -23,6 +25,8 @@ import os
 import signal
 import socket
 import subprocess
+import sys
+import sysconfig
 import time
 import urllib.request
 import zipfile
@@ -67,6 +71,37 @@ def free_port(first: int = 0, last: int = 0) -> int:
     raise ClusterError(f"no free port in [{first}, {last}]")
 
 
+def free_ports(n: int) -> list[int]:
+    """``n`` distinct free ports: from ``$PYMQ_PORT_RANGE`` (``first-last``, for machines where each
+    user has a range) when it is set, else any."""
+    first, _, last = os.environ.get("PYMQ_PORT_RANGE", "").partition("-")
+    out: list[int] = []
+    for _ in range(n):
+        if first:
+            out.append(free_port(max([int(first)] + [p + 1 for p in out]), int(last)))
+        else:
+            while (port := free_port()) in out:
+                pass
+            out.append(port)
+    return out
+
+
+def third_party_python(directory: str | os.PathLike) -> str:
+    """A Python (a virtual environment in ``directory``) that sees this environment's third-party
+    packages — pyarrow, numpy, pandas, pyspark — but not pymq_ref: the site-packages directory is
+    added by a plain path line, so its own ``.pth`` files (an editable install among them) are not
+    run. What a cluster's workers typically have."""
+    venv = Path(directory)
+    if not (venv / "bin" / "python").exists():
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120,
+                       capture_output=True)
+    python = venv / "bin" / "python"
+    site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    Path(site, "third-party.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    return str(python)
+
+
 def spark_class() -> Path:
     """``bin/spark-class`` of the installed PySpark."""
     import pyspark
@@ -80,7 +115,7 @@ def spark_class() -> Path:
 class StandaloneCluster:
     """A standalone master and one worker on 127.0.0.1 (see the module docstring).
 
-    ``ports``: master, master web UI, worker, worker web UI (default: free ones); ``python``:
+    ``ports``: master, master web UI, worker, worker web UI (default: :func:`free_ports`); ``python``:
     the interpreter the worker's executors run Python with; ``work_dir``: logs and the worker's
     directory; ``cores``/``memory``: what the worker offers.
     """
@@ -89,7 +124,7 @@ class StandaloneCluster:
                  cores: int = 1, memory: str = "1g"):
         self.work_dir = Path(work_dir)
         self.python = python
-        self.ports = ports or tuple(free_port() for _ in range(4))
+        self.ports = ports or tuple(free_ports(4))
         self.cores, self.memory = cores, memory
         self._procs: list[subprocess.Popen] = []
 
@@ -100,6 +135,13 @@ class StandaloneCluster:
     @property
     def worker_dir(self) -> Path:
         return self.work_dir / "worker"
+
+    def driver_conf(self) -> dict[str, str]:
+        """Settings for a driver of this cluster (``spark_session(conf=...)``): its ports, free ones
+        as :func:`free_ports` finds them, and executors that fit the worker."""
+        driver, block = free_ports(2)
+        return {"spark.driver.port": str(driver), "spark.blockManager.port": str(block),
+                "spark.executor.memory": "512m", "spark.cores.max": str(self.cores)}
 
     def _env(self) -> dict:
         env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYSPARK_DRIVER_PYTHON")}
