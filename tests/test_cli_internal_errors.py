@@ -53,7 +53,7 @@ def errors_dir(tmp_path, monkeypatch):
     ("inspect", ["inspect", str(REAL_STORE / "commitlog" / "00000000000000000000")],
      "pymq_ref.tools.segments.decode_record"),
     ("inspect", ["inspect", str(REAL_STORE)], "pymq_ref.tools.store_summary.consume_queue_summary"),
-    ("doctor", ["doctor", str(REAL_STORE), "--quiet"], "pymq_ref.tools.doctor.dispatch_request_from_record"),
+    ("doctor", ["doctor", str(REAL_STORE), "--quiet"], "pymq_ref.tools.doctor.units_match"),
     ("query", ["query", str(REAL_STORE), "--topic", "TopicTest", "--key", "k"],
      "pymq_ref.store.index.IndexFile.select_phy_offset"),
     ("fill", ["fill", "STORE", "--topic", "T", "--count", "3", "--quiet"],
