@@ -84,10 +84,15 @@ def test_bulk_checks_pass_a_clean_store(tmp_path, monkeypatch):
     assert calls["units"] and all(calls["units"]) and calls["entries"] and all(calls["entries"])
 
 
-def test_jobs_report_what_one_process_reports(damaged):
+def test_jobs_report_what_one_process_reports(damaged, monkeypatch):
     one = _doc(run_doctor(damaged))
+    monkeypatch.setattr(doctor_module, "PARALLEL_MIN_SEGMENT", 0)  # (its segments are small)
+    seen = []
+    real = doctor_module.parallel_items
+    monkeypatch.setattr(doctor_module, "parallel_items", lambda *a: seen.append(a[2]) or real(*a))
     for jobs in (2, 3):
         assert _doc(run_doctor(damaged, DoctorOptions(jobs=jobs))) == one
+    assert seen == [2, 3]
 
 
 @settings(max_examples=60, deadline=None)

@@ -59,6 +59,8 @@ from .store_layout import Problem, QueueDir, StoreLayout, StoreUnreadable, disco
 
 _cq_unpack = CQ_UNIT.unpack_from
 _ELIGIBLE = (0x0, 0x8)  # NOT and COMMIT transaction types get a ConsumeQueue unit
+#: ``--jobs`` hands segments to worker processes when they average at least this many bytes
+PARALLEL_MIN_SEGMENT = 1 << 20
 
 
 @dataclass
@@ -73,8 +75,9 @@ class DoctorOptions:
     #: called with (bytes scanned, total bytes) every ``progress_every`` bytes of CommitLog
     progress: Callable[[int, int], None] | None = None
     progress_every: int = 64 << 20
-    #: processes: with N > 1, N - 1 workers decode and CRC-check the CommitLog while this one
-    #: checks ConsumeQueue units and index entries (see :mod:`pymq_ref.tools.doctor_walk`)
+    #: processes: with N > 1, N - 1 workers decode and CRC-check the CommitLog segments while this
+    #: one checks ConsumeQueue units and index entries (see :mod:`pymq_ref.tools.doctor_walk`);
+    #: segments smaller than 1 MiB on average are walked here (per-segment messages would cost more)
     jobs: int = 1
 
 
@@ -256,20 +259,29 @@ class Doctor:
     # -- CommitLog --------------------------------------------------------------------------------
     def _scan_commit_log(self) -> None:
         segs = self.layout.commitlog
+        self.cl_min = segs[0].base if segs else 0
+        self.cl_end = self.cl_min
+        counts = self.report.counts.setdefault("commitlog", {})
+        jobs = max(1, self.options.jobs)
+        # worker processes take whole segments: worth it for segments of a MiB and more
+        parallel = jobs > 1 and len(segs) > 1 and sum(s.size for s in segs) >= len(segs) * PARALLEL_MIN_SEGMENT
+        source = parallel_items(segs, self.delay_table, jobs) if parallel else None
+        try:
+            self._walk_segments(segs, source, counts)
+        finally:
+            if source is not None:
+                source.close()  # (stops the worker processes if the walk ended early)
+
+    def _walk_segments(self, segs, source, counts) -> None:
         total = sum(s.size for s in segs)
         progress, every = self.options.progress, self.options.progress_every
         done = 0
         next_report = every
-        self.cl_min = segs[0].base if segs else 0
-        self.cl_end = self.cl_min
-        counts = self.report.counts.setdefault("commitlog", {})
         messages = blanks = bytes_ = crc_bad = 0
         open_end: tuple | None = None  # (segment, offset) of a non-full segment's end of data
         index = self.index
         queues = self.queues
         delay_table = self.delay_table
-        jobs = max(1, self.options.jobs)
-        source = parallel_items(segs, delay_table, jobs) if jobs > 1 and len(segs) > 1 else None
         for si, seg in enumerate(segs):
             with open_readonly(seg.path) as buf:
                 base = seg.base
@@ -278,75 +290,78 @@ class Doctor:
                 seg_has_data = False
                 expect = 0  # position of the next record in this segment
                 items = next(source)[1] if source is not None else segment_items(buf, base, delay_table)
-                for item in items:
-                    if type(item) is Chunk:
-                        n = len(item)
-                        sizes = item.size
-                        at = expect + np.cumsum(sizes) - sizes  # each record's position in the segment
-                        for i in np.nonzero(item.phy != base + at)[0].tolist():
-                            pos = int(at[i])
-                            self.add(Problem("phy_offset_mismatch", seg.rel, pos + 28,
-                                             f"the record at {pos} stores PHYSICALOFFSET {int(item.phy[i])}: expected "
-                                             f"{base + pos} (segment start + position); its ConsumeQueue unit and "
-                                             f"offset msgId use the stored value", phy_offset=base + pos))
-                        chunk_bytes = int(sizes.sum())
-                        expect += chunk_bytes
-                        self.max_store_timestamp = max(self.max_store_timestamp, int(item.store_timestamp.max()))
-                        if not seg_has_data:
+                try:
+                    for item in items:
+                        if type(item) is Chunk:
+                            n = len(item)
+                            sizes = item.size
+                            at = expect + np.cumsum(sizes) - sizes  # each record's position in the segment
+                            for i in np.nonzero(item.phy != base + at)[0].tolist():
+                                pos = int(at[i])
+                                self.add(Problem("phy_offset_mismatch", seg.rel, pos + 28,
+                                                 f"the record at {pos} stores PHYSICALOFFSET {int(item.phy[i])}: expected "
+                                                 f"{base + pos} (segment start + position); its ConsumeQueue unit and "
+                                                 f"offset msgId use the stored value", phy_offset=base + pos))
+                            chunk_bytes = int(sizes.sum())
+                            expect += chunk_bytes
+                            self.max_store_timestamp = max(self.max_store_timestamp, int(item.store_timestamp.max()))
+                            if not seg_has_data:
+                                seg_has_data = True
+                                if open_end is not None:
+                                    self._missing_blank(open_end)
+                                    open_end = None
+                            messages += n
+                            bytes_ += chunk_bytes
+                            recs = None
+                            if not units_match(self, item):  # else every unit is checked one by one, and explained
+                                recs = list(item.recs())
+                                for rec in recs:
+                                    if rec.sys_flag & 0xC in _ELIGIBLE:
+                                        self._check_unit(queues.get((rec.topic, rec.queue_id)), rec, seg.rel)
+                            if index.views and not entries_match(index, item):
+                                for rec in recs or item.recs():
+                                    if rec.keys:
+                                        index.match_record(rec.phy, rec.topic, rec.keys, rec.store_timestamp, rec.hashes)
+                            if progress is not None and done + expect >= next_report:
+                                progress(done + expect, total)
+                                next_report += every
+                            continue
+                        if isinstance(item, BlankRecord):
+                            blanks += 1
                             seg_has_data = True
-                            if open_end is not None:
-                                self._missing_blank(open_end)
-                                open_end = None
-                        messages += n
-                        bytes_ += chunk_bytes
-                        recs = None
-                        if not units_match(self, item):  # else every unit is checked one by one, and explained
-                            recs = list(item.recs())
-                            for rec in recs:
-                                if rec.sys_flag & 0xC in _ELIGIBLE:
-                                    self._check_unit(queues.get((rec.topic, rec.queue_id)), rec, seg.rel)
-                        if index.views and not entries_match(index, item):
-                            for rec in recs or item.recs():
-                                if rec.keys:
-                                    index.match_record(rec.phy, rec.topic, rec.keys, rec.store_timestamp, rec.hashes)
-                        if progress is not None and done + expect >= next_report:
-                            progress(done + expect, total)
-                            next_report += every
-                        continue
-                    if isinstance(item, BlankRecord):
-                        blanks += 1
-                        seg_has_data = True
-                        end_pos = seg.size
-                        continue
-                    if isinstance(item, EndOfData):
-                        end_pos = item.phy_offset - base
-                        if end_pos < len(buf):
-                            stray = first_nonzero(buf, end_pos, len(buf), seg.path)
-                            if stray is not None:
-                                tail = last_nonzero(buf, stray, len(buf), seg.path)
-                                self.add(Problem("stray_bytes", seg.rel, stray,
-                                                 f"non-zero bytes at [{stray}, {tail + 1}) after the end of written "
-                                                 f"data at {end_pos}: not a record (the walk stops at the zeros "
-                                                 f"at {end_pos})", phy_offset=base + stray))
-                        if not last and end_pos < seg.size:
-                            open_end = (seg, end_pos)
-                        continue
-                    # a Finding from the walk
-                    if not item.fatal:
-                        crc_bad += 1
-                        self.add(Problem("crc_mismatch", seg.rel, item.phy_offset - base,
-                                         item.reason + "; recovery with checkCRCOnRecover (default true) cuts the log "
-                                                       "at this record", phy_offset=item.phy_offset))
-                        continue
-                    at = item.phy_offset - base if item.phy_offset is not None else None
-                    code = _finding_code(item)
-                    cut = item.phy_offset if item.phy_offset is not None else base
-                    rest = last_nonzero(buf, max(0, (at or 0)), len(buf), seg.path)
-                    tail = (f"; recovery cuts the log here ({rest + 1 - (at or 0)} bytes up to the last non-zero "
-                            f"byte of this file are dropped{', and every later segment' if not last else ''})"
-                            if rest is not None else "")
-                    self.add(Problem(code, seg.rel, at, item.reason + tail, phy_offset=cut))
-                    end_pos = at
+                            end_pos = seg.size
+                            continue
+                        if isinstance(item, EndOfData):
+                            end_pos = item.phy_offset - base
+                            if end_pos < len(buf):
+                                stray = first_nonzero(buf, end_pos, len(buf), seg.path)
+                                if stray is not None:
+                                    tail = last_nonzero(buf, stray, len(buf), seg.path)
+                                    self.add(Problem("stray_bytes", seg.rel, stray,
+                                                     f"non-zero bytes at [{stray}, {tail + 1}) after the end of written "
+                                                     f"data at {end_pos}: not a record (the walk stops at the zeros "
+                                                     f"at {end_pos})", phy_offset=base + stray))
+                            if not last and end_pos < seg.size:
+                                open_end = (seg, end_pos)
+                            continue
+                        # a Finding from the walk
+                        if not item.fatal:
+                            crc_bad += 1
+                            self.add(Problem("crc_mismatch", seg.rel, item.phy_offset - base,
+                                             item.reason + "; recovery with checkCRCOnRecover (default true) cuts the log "
+                                                           "at this record", phy_offset=item.phy_offset))
+                            continue
+                        at = item.phy_offset - base if item.phy_offset is not None else None
+                        code = _finding_code(item)
+                        cut = item.phy_offset if item.phy_offset is not None else base
+                        rest = last_nonzero(buf, max(0, (at or 0)), len(buf), seg.path)
+                        tail = (f"; recovery cuts the log here ({rest + 1 - (at or 0)} bytes up to the last non-zero "
+                                f"byte of this file are dropped{', and every later segment' if not last else ''})"
+                                if rest is not None else "")
+                        self.add(Problem(code, seg.rel, at, item.reason + tail, phy_offset=cut))
+                        end_pos = at
+                finally:  # a walk still holding a view on buf must let go before buf is unmapped
+                    items.close()
                 if end_pos is not None:
                     self.cl_end = base + end_pos
             done += seg.size
