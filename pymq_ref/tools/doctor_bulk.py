@@ -135,3 +135,37 @@ def entries_match(check, chunk) -> bool:
     check.matched += total
     check._cursor = (fi, n)
     return True
+
+
+def chains_sound(buf, slots: int, count: int, first_entry_at: int, hash_slot_count: int) -> bool:
+    """Does one index file pass every structural check of ``IndexCheck._check_chains``? Every
+    non-empty slot heads a chain of entries of that slot, linked strictly backwards, no entry is
+    reached twice or never, no timeDiff is negative, and the header counts the non-empty slots.
+    With numpy: each entry must be reached exactly once, as a slot's head or as one later entry's
+    ``prev`` of the same slot (then, since ``prev`` only points back, every chain ends at a head)."""
+    from ..formats.index_file import INDEX_HEADER_SIZE
+
+    slot_heads = np.frombuffer(buf, ">i4", slots, INDEX_HEADER_SIZE).astype(np.int64)
+    used = np.nonzero(slot_heads)[0]
+    if len(used) != hash_slot_count:
+        return False
+    if count <= 1:
+        return not len(used)
+    heads = slot_heads[used]
+    if int(heads.min()) < 1 or int(heads.max()) >= count:
+        return False
+    entries = np.frombuffer(buf, _ENTRY_DTYPE, count - 1, first_entry_at + 20)  # entries 1 .. count-1
+    slot_of = entries["hash"].astype(np.int64) % slots
+    prev = entries["prev"].astype(np.int64)
+    negative = bool((entries["diff"] < 0).any())
+    del entries
+    if negative or not np.array_equal(slot_of[heads - 1], used):
+        return False
+    number = np.arange(1, count)
+    linked = prev != 0
+    if bool(((prev[linked] < 1) | (prev[linked] >= number[linked])).any()):
+        return False
+    if not np.array_equal(slot_of[prev[linked] - 1], slot_of[linked]):
+        return False
+    reached = np.bincount(np.concatenate([heads, prev[linked]]), minlength=count)[1:]
+    return bool((reached == 1).all())

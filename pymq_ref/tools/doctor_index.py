@@ -45,6 +45,7 @@ from ..formats.hashing import index_key_hash
 from ..store.index import fast_index_key_hash
 from ..formats.index_file import (ENTRY, INDEX_HEADER_SIZE, INT_MAX, SLOT, decode_index_header, entry_position,
                                   time_diff_seconds)
+from .doctor_bulk import chains_sound
 from .store_files import index_geometry
 from .store_layout import Problem, Segment
 
@@ -206,6 +207,8 @@ class IndexCheck:
         report = report or self.report
         buf, slots, count, rel = view.buffer(), view.slots, view.count, view.seg.rel
         first_entry_at = view.first_entry_at
+        if chains_sound(buf, slots, count, first_entry_at, view.header.hash_slot_count):
+            return  # (else the walk below finds and explains every problem)
         visited = bytearray(count)
         used_slots = 0
         region_end = INDEX_HEADER_SIZE + 4 * slots

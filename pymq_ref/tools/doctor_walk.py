@@ -64,14 +64,10 @@ class Chunk:
 
     def __init__(self, reqs: list):
         n = len(reqs)
-        col = np.fromiter
-        self.phy = col((r.commit_log_offset for r in reqs), np.int64, n)
-        self.size = col((r.msg_size for r in reqs), np.int64, n)
-        self.queue_id = col((r.queue_id for r in reqs), np.int64, n)
-        self.queue_offset = col((r.consume_queue_offset for r in reqs), np.int64, n)
-        self.tags_code = col((r.tags_code for r in reqs), np.int64, n)
-        self.store_timestamp = col((r.store_timestamp for r in reqs), np.int64, n)
-        self.sys_flag = col((r.sys_flag for r in reqs), np.int64, n)
+        table = np.array([(r.commit_log_offset, r.msg_size, r.queue_id, r.consume_queue_offset, r.tags_code,
+                           r.store_timestamp, r.sys_flag) for r in reqs], dtype=np.int64).reshape(n, 7).T.copy()
+        (self.phy, self.size, self.queue_id, self.queue_offset, self.tags_code, self.store_timestamp,
+         self.sys_flag) = table
         self.topics = [r.topic for r in reqs]
         keys_of = []
         names = []
@@ -88,7 +84,7 @@ class Chunk:
                 topic = req.topic
                 names += [f"{topic}#{k}" for k in keys]
         self.keys = keys_of
-        self.key_counts = col(map(len, keys_of), np.int64, n)
+        self.key_counts = np.fromiter(map(len, keys_of), np.int64, n)
         self.hashes = index_key_hashes(names)
         #: SCHEDULE_TOPIC_XXXX messages: record number -> the tagsCode without delay levels
         self.tags_hash_codes = {i: dispatch_tags_code(r.topic, r.properties, r.store_timestamp, {})
