@@ -122,8 +122,8 @@ _TOPICS: dict[bytes, str] = {}  # raw topic -> str (topics repeat)
 
 
 def check_message_and_return_size(buf, pos: int, check_crc: bool, delay_table: Mapping[int, int],
-                                  with_request: bool = True,
-                                  reject_torn: bool = False) -> tuple[int, DispatchRequest | None, bool]:
+                                  with_request: bool = True, reject_torn: bool = False,
+                                  fields: bool = False) -> tuple[int, DispatchRequest | tuple | None, bool]:
     """``CommitLog.checkMessageAndReturnSize``: the record at ``buf[pos]`` → ``(size, request, success)``.
 
     A blank is ``(0, None, True)``; zeros, a bad magic code, a truncated record or a CRC
@@ -136,6 +136,10 @@ def check_message_and_return_size(buf, pos: int, check_crc: bool, delay_table: M
     not read: no MessageRecord, no host objects, no body copy when ``buf`` is a memoryview (the
     CRC is computed over a slice of it), the properties parsed once. This is the per-record
     cost of recovery and of the reput scan.
+
+    ``fields`` (the doctor's walk): instead of a request, the tuple ``(topic, queue_id, phy_offset,
+    total_size, store_timestamp, queue_offset, sys_flag, properties_text)`` — the same checks, the
+    properties left as text for the caller to read what it needs.
 
     ``reject_torn`` (pymq-ref's recovery; 4.9.4 has no such check): a record whose topic or
     properties hold a zero byte fails too. The body CRC covers only the body: a write torn by a
@@ -198,8 +202,10 @@ def check_message_and_return_size(buf, pos: int, check_crc: bool, delay_table: M
         topic = _TOPICS[topic_raw] = topic_raw.decode("utf-8", "surrogateescape")
         if len(_TOPICS) > 65536:
             _TOPICS.clear()
-    properties = {}
     text = str(buf[props_at:end], "utf-8", "surrogateescape")
+    if fields:
+        return total, (topic, queue_id, phy_offset, total, store_ts, queue_offset, sys_flag, text), True
+    properties = {}
     if text:
         for segment in text.split("\x02"):
             name, _, value = segment.partition("\x01")

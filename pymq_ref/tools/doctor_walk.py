@@ -29,11 +29,13 @@ import numpy as np
 
 from ..formats.hashing import index_key_hash
 from ..formats.message import BlankRecord, MessageRecord
-from ..store.dispatch import SCHEDULE_TOPIC, check_message_and_return_size, dispatch_request_from_record, \
-    dispatch_tags_code
+from ..store.dispatch import _TAGS_CODES  # the memo of TAGS hashes (dispatch_tags_code fills it)
+from ..store.dispatch import (SCHEDULE_TOPIC, check_message_and_return_size, dispatch_request_from_record,
+                              dispatch_tags_code)
 from .segments import open_readonly, walk_segment
 
 _BLANK_SIZE = struct.Struct(">i")
+_WANTED_FIRST = frozenset("TUKD")  # first letters of TAGS, UNIQ_KEY, KEYS, DELAY
 CHUNK = 1024  # messages per chunk: the unit of the bulk checks and of the messages between processes
 RELEASE_EVERY = 64 << 20
 
@@ -62,33 +64,63 @@ class Chunk:
     __slots__ = ("phy", "size", "queue_id", "queue_offset", "tags_code", "store_timestamp", "sys_flag", "topics",
                  "keys", "hashes", "key_counts", "tags_hash_codes")
 
-    def __init__(self, reqs: list):
-        n = len(reqs)
-        table = np.array([(r.commit_log_offset, r.msg_size, r.queue_id, r.consume_queue_offset, r.tags_code,
-                           r.store_timestamp, r.sys_flag) for r in reqs], dtype=np.int64).reshape(n, 7).T.copy()
-        (self.phy, self.size, self.queue_id, self.queue_offset, self.tags_code, self.store_timestamp,
-         self.sys_flag) = table
-        self.topics = [r.topic for r in reqs]
+    def __init__(self, rows: list, delay_table):
+        """``rows``: ``(topic, queue_id, phy, size, store_timestamp, queue_offset, sys_flag,
+        properties_text)`` as the fast check gives them, or a ``DispatchRequest`` (the slow path)."""
+        n = len(rows)
+        topics, ids, props = [], [], []
         keys_of = []
         names = []
-        for req in reqs:
-            if req.sys_flag & 0xC == 0xC:
+        for row in rows:
+            if type(row) is tuple:
+                topic, queue_id, phy, size, ts, queue_offset, sys_flag, text = row
+                # the four properties the checks read, as the request's map has them (the last
+                # non-empty value of a name wins)
+                tags = delay = uniq = keys_text = None
+                for entry in text.split("\x02"):
+                    if entry[:1] in _WANTED_FIRST:
+                        name, _, value = entry.partition("\x01")
+                        if value:
+                            if name == "TAGS":
+                                tags = value
+                            elif name == "UNIQ_KEY":
+                                uniq = value
+                            elif name == "KEYS":
+                                keys_text = value
+                            elif name == "DELAY":
+                                delay = value
+                p = {"TAGS": tags} if delay is None else {"TAGS": tags, "DELAY": delay}
+                tags_code = (_TAGS_CODES.get(tags) if tags else 0) if topic != SCHEDULE_TOPIC else None
+                if tags_code is None:
+                    tags_code = dispatch_tags_code(topic, p, ts, delay_table)
+            else:
+                topic, queue_id, phy, size, ts = row.topic, row.queue_id, row.commit_log_offset, row.msg_size, \
+                    row.store_timestamp
+                queue_offset, sys_flag, tags_code, p = row.consume_queue_offset, row.sys_flag, row.tags_code, \
+                    row.properties
+                uniq, keys_text = row.uniq_key, row.keys
+            topics.append(topic)
+            props.append(p)
+            ids.append((phy, size, queue_id, queue_offset, tags_code, ts, sys_flag))
+            if sys_flag & 0xC == 0xC:
                 keys: tuple = ()
             else:
-                keys = () if req.uniq_key is None else (req.uniq_key,)
-                k = req.keys
-                if k:
-                    keys += tuple(t for t in k.split(" ") if t) if " " in k else (k,)
+                keys = () if uniq is None else (uniq,)
+                if keys_text:
+                    keys += tuple(t for t in keys_text.split(" ") if t) if " " in keys_text else (keys_text,)
             keys_of.append(keys)
             if keys:
-                topic = req.topic
                 names += [f"{topic}#{k}" for k in keys]
+        table = np.array(ids, dtype=np.int64).reshape(n, 7).T.copy()
+        (self.phy, self.size, self.queue_id, self.queue_offset, self.tags_code, self.store_timestamp,
+         self.sys_flag) = table
+        self.topics = topics
         self.keys = keys_of
         self.key_counts = np.fromiter(map(len, keys_of), np.int64, n)
         self.hashes = index_key_hashes(names)
         #: SCHEDULE_TOPIC_XXXX messages: record number -> the tagsCode without delay levels
-        self.tags_hash_codes = {i: dispatch_tags_code(r.topic, r.properties, r.store_timestamp, {})
-                                for i, r in enumerate(reqs) if r.topic == SCHEDULE_TOPIC}
+        self.tags_hash_codes = {i: dispatch_tags_code(topics[i], props[i], ids[i][5], {})
+                                for i in range(n) if topics[i] == SCHEDULE_TOPIC}
 
     def __len__(self) -> int:
         return len(self.topics)
@@ -142,28 +174,29 @@ def segment_items(buf, base: int, delay_table, chunk: int = CHUNK) -> Iterator:
     if size:
         with memoryview(buf) as view:
             while pos < size:
-                n, req, ok = check(view, pos, True, delay_table)
+                n, req, ok = check(view, pos, True, delay_table, True, False, True)
                 if not ok:
                     break
                 if n == 0:  # a blank: it must fill the segment
                     if _BLANK_SIZE.unpack_from(view, pos)[0] != size - pos:
                         break
                     if reqs:
-                        yield Chunk(reqs)
+                        yield Chunk(reqs, delay_table)
                     yield BlankRecord(total_size=size - pos, phy_offset=base + pos)
                     return
                 reqs.append(req)
                 pos += n
                 if len(reqs) >= chunk:
-                    yield Chunk(reqs)
+                    yield Chunk(reqs, delay_table)
                     reqs = []
                     if pos - released >= RELEASE_EVERY:
                         release(buf, released, pos)
                         released = pos - pos % mmap.PAGESIZE
     if reqs:
-        yield Chunk(reqs)
+        yield Chunk(reqs, delay_table)
     for item in walk_segment(buf, base=base, start=pos, check_crc=True):
-        yield Chunk([dispatch_request_from_record(item, delay_table)]) if type(item) is MessageRecord else item
+        yield Chunk([dispatch_request_from_record(item, delay_table)], delay_table) if type(item) is MessageRecord \
+            else item
 
 
 def release(buf, start: int, end: int) -> None:
