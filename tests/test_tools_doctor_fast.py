@@ -4,7 +4,6 @@ per-record checks, ``--jobs`` against one process, the vectorised index hashes a
 
 from __future__ import annotations
 
-import shutil
 import struct
 from pathlib import Path
 

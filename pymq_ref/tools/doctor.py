@@ -46,7 +46,7 @@ from ..formats.checkpoint import decode_checkpoint
 from ..formats.consume_queue import BLANK_UNIT_SIZE_FIELD, CQ_UNIT
 from ..formats.consume_queue_ext import decode_ext_unit, is_ext_addr, undecorate
 from ..errors import FormatError
-from ..formats.message import BlankRecord, MessageRecord
+from ..formats.message import BlankRecord
 from ..store.dispatch import SCHEDULE_TOPIC, dispatch_request_from_record
 from ..store.delay import DEFAULT_MESSAGE_DELAY_LEVEL, parse_delay_level
 from .doctor_index import IndexCheck
@@ -54,7 +54,7 @@ from .doctor_bulk import entries_match, units_match
 from .doctor_walk import Chunk, Rec, parallel_items, segment_items
 from .doctor_power_loss import config_problems
 from .readonly_maps import CommitLogReader, ReadOnlyMaps, first_nonzero, last_nonzero
-from .segments import EndOfData, Finding, open_readonly, walk_segment
+from .segments import EndOfData, Finding, open_readonly
 from .store_layout import Problem, QueueDir, StoreLayout, StoreUnreadable, discover
 
 _cq_unpack = CQ_UNIT.unpack_from
