@@ -1,0 +1,1 @@
+"""The RocketMQ 4.x remoting protocol: placeholder docstring (rewritten below)."""
