@@ -112,7 +112,12 @@ class HeaderField:
 
 def field(name: str, jtype: JavaType, required: bool = False, default: Any = None, *, attr: str = "",
           doc: str = "") -> HeaderField:
-    return HeaderField(name, jtype, required, default, attr or _snake(name), doc)
+    """A header field; ``doc`` defaults to the glossary sentence of ``name``."""
+    from .headers.glossary import FIELD_DOCS
+    attr = attr or _snake({"clientID": "clientId", "classCRC": "classCrc"}.get(name, name))
+    head, *rest = attr.split("_")
+    doc = doc or FIELD_DOCS.get(name) or FIELD_DOCS.get(head + "".join(p.title() for p in rest), "")
+    return HeaderField(name, jtype, required, default, attr, doc)
 
 
 class CommandHeader:
