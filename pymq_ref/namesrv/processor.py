@@ -20,6 +20,7 @@ No sockets here: the server (:mod:`pymq_ref.namesrv.server`) feeds requests in.
 
 from __future__ import annotations
 
+import logging
 import zlib
 from typing import Any, Callable
 
@@ -29,19 +30,20 @@ from pymq_ref.remoting.bodies import (BodyError, TopicConfigSerializeWrapper, de
                                       encode_body)
 from pymq_ref.remoting.codes import V3_0_11, V4_9_4, RequestCode, ResponseCode
 from pymq_ref.remoting.command import RemotingCommand
-from pymq_ref.remoting.dispatch import ProcessorError
+from pymq_ref.remoting.dispatch import ProcessorError, java_remark, java_str, npe_unboxing
 
 from .config import BLACKLISTED_KEYS, format_properties, parse_properties
 from .kvconfig import NAMESPACE_ORDER_TOPIC_CONFIG, KVConfigManager
 from .route_info import RouteInfoManager
 
+log = logging.getLogger("pymq_ref.namesrv")
+
 FAQ_SUFFIX = "\nSee http://rocketmq.apache.org/docs/faq/ for further details."
 
 
-def java_npe(where: str) -> ProcessorError:
-    """SYSTEM_ERROR as a 4.9.4 server answers a ``NullPointerException`` (its remark names the
-    exception, then where it was thrown; ours says which field was null)."""
-    return ProcessorError(ResponseCode.SYSTEM_ERROR, f"java.lang.NullPointerException, {where}")
+def java_npe(header_cls, field: str, where: str) -> ProcessorError:
+    """SYSTEM_ERROR as 4.9.4 answers when it unboxes a null header field (a JDK 17 NPE text)."""
+    return ProcessorError(ResponseCode.SYSTEM_ERROR, java_remark(npe_unboxing(header_cls, field), where))
 
 
 def crc32_of(body: bytes | None) -> int:
@@ -95,7 +97,7 @@ class NamesrvProcessor:
         if value is not None:
             return RemotingCommand.response(ResponseCode.SUCCESS, None, H.GetKVConfigResponseHeader(value=value))
         return RemotingCommand.response(ResponseCode.QUERY_NOT_FOUND,
-                                        f"No config item, Namespace: {h.namespace} Key: {h.key}",
+                                        f"No config item, Namespace: {java_str(h.namespace)} Key: {java_str(h.key)}",
                                         H.GetKVConfigResponseHeader())
 
     def delete_kv_config(self, req: RemotingCommand, channel=None) -> RemotingCommand:
@@ -108,7 +110,7 @@ class NamesrvProcessor:
         body = self.kv.kv_list_body(h.namespace)
         if body is not None:
             return RemotingCommand.response(ResponseCode.SUCCESS, body=body)
-        return RemotingCommand.response(ResponseCode.QUERY_NOT_FOUND, f"No config item, Namespace: {h.namespace}")
+        return RemotingCommand.response(ResponseCode.QUERY_NOT_FOUND, f"No config item, Namespace: {java_str(h.namespace)}")
 
     # -- brokers --------------------------------------------------------------------------------
     def register_broker(self, req: RemotingCommand, channel=None) -> RemotingCommand:
@@ -116,7 +118,7 @@ class NamesrvProcessor:
         if h.body_crc32 != 0 and crc32_of(req.body) != h.body_crc32:
             return RemotingCommand.response(ResponseCode.SYSTEM_ERROR, "crc32 not match", H.RegisterBrokerResponseHeader())
         if h.broker_id is None:
-            raise java_npe("registerBroker: the header field brokerId is null")
+            raise java_npe(H.RegisterBrokerRequestHeader, "brokerId", "pymq_ref.namesrv.processor.register_broker")
         try:
             if req.version >= V3_0_11:
                 body = decode_register_body(req.body, h.compressed)
@@ -126,9 +128,10 @@ class NamesrvProcessor:
                            else TopicConfigSerializeWrapper({}, DataVersion(0, 0)))
                 filters = None
         except BodyError as e:
-            raise ProcessorError(ResponseCode.SYSTEM_ERROR,
-                                 f"org.apache.rocketmq.remoting.exception.RemotingCommandException: "
-                                 f"Failed to decode RegisterBrokerBody ({e})") from None
+            log.warning("namesrv: REGISTER_BROKER from %s: %s", getattr(channel, "remote_address", "?"), e)
+            raise ProcessorError(ResponseCode.SYSTEM_ERROR, java_remark(
+                "org.apache.rocketmq.remoting.exception.RemotingCommandException: Failed to decode RegisterBrokerBody",
+                "pymq_ref.namesrv.processor.register_broker")) from None
         result = self.routes.register_broker(h.cluster_name, h.broker_addr, h.broker_name, h.broker_id,
                                              h.ha_server_addr, wrapper, filters, channel, self.clock())
         return RemotingCommand.response(
@@ -139,7 +142,7 @@ class NamesrvProcessor:
     def unregister_broker(self, req: RemotingCommand, channel=None) -> RemotingCommand:
         h = req.header(H.UnRegisterBrokerRequestHeader)
         if h.broker_id is None:
-            raise java_npe("unregisterBroker: the header field brokerId is null")
+            raise java_npe(H.UnRegisterBrokerRequestHeader, "brokerId", "pymq_ref.namesrv.processor.unregister_broker")
         self.routes.unregister_broker(h.cluster_name, h.broker_addr, h.broker_name, h.broker_id)
         return RemotingCommand.response(ResponseCode.SUCCESS)
 
@@ -172,7 +175,7 @@ class NamesrvProcessor:
         route = self.routes.pickup_topic_route_data(h.topic)
         if route is None:
             return RemotingCommand.response(
-                ResponseCode.TOPIC_NOT_EXIST, f"No topic route info in name server for the topic: {h.topic}{FAQ_SUFFIX}")
+                ResponseCode.TOPIC_NOT_EXIST, f"No topic route info in name server for the topic: {java_str(h.topic)}{FAQ_SUFFIX}")
         if self.settings.get("orderMessageEnable", "false").lower() == "true":
             route.order_topic_conf = self.kv.get(NAMESPACE_ORDER_TOPIC_CONFIG, h.topic)
         standard = req.version >= V4_9_4 or h.accept_standard_json_only is True

@@ -33,6 +33,11 @@ from pymq_ref.remoting.bodies import (BrokerData, ClusterInfo, QueueData, TopicC
                                       TopicRouteData)
 from pymq_ref.remoting.bodies.bean import java_map_order
 
+#: Initial capacities of RouteInfoManager's HashMaps: they decide the iteration order of answers.
+TOPIC_QUEUE_TABLE = ("HashMap", 1024)
+BROKER_ADDR_TABLE = ("HashMap", 128)
+CLUSTER_ADDR_TABLE = ("HashMap", 32)
+
 #: ``RouteInfoManager.BROKER_CHANNEL_EXPIRED_TIME``: a broker silent this long is removed.
 BROKER_CHANNEL_EXPIRED_TIME = 120_000
 MASTER_ID = 0
@@ -248,25 +253,26 @@ class RouteInfoManager:
                            {c: java_map_order(list(names)) for c, names in self.cluster_addr_table.items()})
 
     def get_all_topic_list(self) -> TopicList:
-        return TopicList(java_map_order(list(self.topic_queue_table)))
+        return TopicList(java_map_order(java_map_order(list(self.topic_queue_table), TOPIC_QUEUE_TABLE)))
 
     def get_topics_by_cluster(self, cluster: str | None) -> TopicList:
         names = self.cluster_addr_table.get(cluster)
         topics: dict[str, None] = {}
-        for name in names or ():  # unknown cluster: Java's NPE is swallowed, the list is empty
-            for topic, queues in self.topic_queue_table.items():
-                if name in queues:
+        ordered_topics = java_map_order(list(self.topic_queue_table), TOPIC_QUEUE_TABLE)
+        for name in java_map_order(list(names or ())):  # unknown cluster: Java's NPE is swallowed, empty list
+            for topic in ordered_topics:
+                if name in self.topic_queue_table[topic]:
                     topics[topic] = None
         return TopicList(java_map_order(list(topics)))
 
     def get_system_topic_list(self) -> TopicList:
         """Every cluster name and broker name (they are topics too), and one broker address."""
         topics: dict[str, None] = {}
-        for cluster in java_map_order(list(self.cluster_addr_table)):
+        for cluster in java_map_order(list(self.cluster_addr_table), CLUSTER_ADDR_TABLE):
             topics[cluster] = None
             topics.update(dict.fromkeys(java_map_order(list(self.cluster_addr_table[cluster]))))
         addr = None
-        for name in java_map_order(list(self.broker_addr_table)):
+        for name in java_map_order(list(self.broker_addr_table), BROKER_ADDR_TABLE):
             addrs = self.broker_addr_table[name].broker_addrs
             if addrs:
                 addr = addrs[java_map_order(list(addrs))[0]]
@@ -276,7 +282,7 @@ class RouteInfoManager:
     def topic_list_by_flag(self, pick) -> TopicList:
         """Topics whose first QueueData (Java map order) satisfies ``pick(topic_sys_flag)``."""
         topics = []
-        for topic in java_map_order(list(self.topic_queue_table)):
+        for topic in java_map_order(list(self.topic_queue_table), TOPIC_QUEUE_TABLE):
             queues = self.topic_queue_table[topic]
             first = java_map_order(list(queues))[:1]
             if first and pick(queues[first[0]].topic_sys_flag):

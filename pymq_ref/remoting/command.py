@@ -46,8 +46,9 @@ class RemotingCommand:
     @classmethod
     def request(cls, code: int, header: CommandHeader | Mapping[str, str] | None = None, body: bytes | None = None,
                 *, oneway: bool = False, opaque: int = 0, **fields) -> "RemotingCommand":
-        """``createRequestCommand``: a typed header (or a plain ext map) and an optional body."""
-        custom, ext = (header, None) if isinstance(header, CommandHeader) else (None, header)
+        """``createRequestCommand``: a typed header (or a plain ext map) and an optional body; extra
+        ext entries next to a typed header go in ``ext_fields=``."""
+        custom, ext = _split(header, fields)
         return cls(int(code), opaque=opaque, flag=FLAG_ONEWAY if oneway else 0, ext_fields=ext, body=body,
                    custom_header=custom, **fields)
 
@@ -55,7 +56,7 @@ class RemotingCommand:
     def response(cls, code: int = 0, remark: str | None = None, header: CommandHeader | Mapping[str, str] | None = None,
                  body: bytes | None = None, *, opaque: int = 0, **fields) -> "RemotingCommand":
         """``createResponseCommand``: flag has the response bit; the opaque is the request's."""
-        custom, ext = (header, None) if isinstance(header, CommandHeader) else (None, header)
+        custom, ext = _split(header, fields)
         return cls(int(code), opaque=opaque, flag=FLAG_RESPONSE, remark=remark, ext_fields=ext, body=body,
                    custom_header=custom, **fields)
 
@@ -116,6 +117,16 @@ class RemotingCommand:
         if self.body is not None:
             parts.append(f"body={len(self.body)} bytes")
         return f"RemotingCommand({', '.join(parts)})"
+
+
+def _split(header, fields: dict):
+    """(custom header, ext map) from a header argument and an optional ``ext_fields=`` keyword."""
+    extra = fields.pop("ext_fields", None)
+    if isinstance(header, CommandHeader):
+        return header, extra
+    if header is not None and extra is not None:
+        raise TypeError("give the ext map either as the header argument or as ext_fields=, not both")
+    return None, header if header is not None else extra
 
 
 _FIELDS = frozenset(f.name for f in fields(RemotingCommand))

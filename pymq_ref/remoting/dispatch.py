@@ -44,6 +44,29 @@ class ProcessorError(PymqError):
         super().__init__(f"{code}: {remark}")
 
 
+def java_str(value) -> str:
+    """``String.valueOf``: how Java puts a value into a remark (``null`` for None, ``true``/``false``)."""
+    if value is None:
+        return "null"
+    if value is True or value is False:
+        return "true" if value else "false"
+    return str(value)
+
+
+def java_remark(exception_text: str, where: str) -> str:
+    """A remark as 4.9.4 words an exception (``RemotingHelper.exceptionSimpleDesc``): the exception,
+    ", ", then where it was thrown — for us, the Python function standing in for the Java frame."""
+    return f"{exception_text}, {where}"
+
+
+def npe_unboxing(header_cls, field: str, boxed: str = "Long") -> str:
+    """The text of the NullPointerException a JDK 17 throws when a processor unboxes a null header field."""
+    primitive = {"Long": "long", "Integer": "int", "Boolean": "boolean"}[boxed]
+    getter = "get" + field[0].upper() + field[1:]
+    return (f'java.lang.NullPointerException: Cannot invoke "java.lang.{boxed}.{primitive}Value()" because the return '
+            f'value of "{header_cls.java_name()}.{getter}()" is null')
+
+
 def java_exception_remark(exc: BaseException) -> str:
     """The remark a Java server gives for an unexpected exception (``RemotingHelper.exceptionSimpleDesc``
     shows the exception and its first frame; ours names the Python exception)."""

@@ -130,6 +130,7 @@ class CommandHeader:
 
     FIELDS: ClassVar[tuple[HeaderField, ...]] = ()
     JAVA: ClassVar[str] = ""
+    JAVA_PACKAGE: ClassVar[str] = "org.apache.rocketmq.common.protocol.header"
     FAST: ClassVar[bool] = False
     _BY_ATTR: ClassVar[dict[str, HeaderField]] = {}
 
@@ -199,6 +200,11 @@ class CommandHeader:
         return obj
 
     # -- helpers ----------------------------------------------------------------------------
+    @classmethod
+    def java_name(cls) -> str:
+        """The fully qualified Java class name (as it appears in 4.9.4's exception texts)."""
+        return f"{cls.JAVA_PACKAGE}.{cls.JAVA}"
+
     def values(self) -> dict[str, Any]:
         """``{Java name: value}`` of every field (nulls included), in declaration order."""
         return {f.name: self.__dict__[f.attr] for f in self.FIELDS}

@@ -72,8 +72,18 @@ def _spread(key) -> int:
     return h ^ (h >> 16)
 
 
+def _table_size_for(c: int) -> int:
+    n = 1
+    while n < c:
+        n <<= 1
+    return n
+
+
 def java_map_order(keys: list, kind="HashMap") -> list:
-    """``keys`` (in insertion order) in the iteration order of a Java map of ``kind``."""
+    """``keys`` (in insertion order) in the iteration order of a Java map (or set) of ``kind``:
+    ``"HashMap"`` (a default ``new HashMap<>()``/``HashSet``), ``("HashMap", initialCapacity)``,
+    ``("ConcurrentHashMap", initialCapacity)``, ``"TreeMap"`` or ``"keep"`` (LinkedHashMap, lists).
+    A Java table never shrinks, so a map that once held many more keys may iterate differently."""
     if kind == "keep" or len(keys) < 2:
         return list(keys)
     if kind == "TreeMap":
@@ -87,7 +97,7 @@ def java_map_order(keys: list, kind="HashMap") -> list:
             n <<= 1
         mask = n - 1
         return sorted(keys, key=lambda k: (_spread(k) & 0x7FFFFFFF) & mask)
-    cap = 16
+    cap = _table_size_for(kind[1]) if isinstance(kind, tuple) else 16
     while len(keys) > cap * 3 // 4:
         cap *= 2
     mask = cap - 1

@@ -58,8 +58,8 @@ class TopicRouteData:
 class ClusterInfo:
     """GET_BROKER_CLUSTER_INFO's answer: brokers by name, broker names by cluster."""
 
-    broker_addr_table: dict[str, BrokerData] | None = None
-    cluster_addr_table: dict[str, list[str]] | None = None
+    broker_addr_table: dict[str, BrokerData] | None = field(default=None, metadata={"java": ("HashMap", 128)})
+    cluster_addr_table: dict[str, list[str]] | None = field(default=None, metadata={"java": ("HashMap", 32)})
 
 
 @dataclass

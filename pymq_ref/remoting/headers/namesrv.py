@@ -13,6 +13,7 @@ from ..header import CommandHeader, field, BOOLEAN, BOOLEAN_PRIMITIVE, INTEGER, 
 class AddWritePermOfBrokerRequestHeader(CommandHeader):
     """ADD_WRITE_PERM_OF_BROKER (327): give a broker's topics write permission back."""
 
+    JAVA_PACKAGE = "org.apache.rocketmq.common.protocol.header.namesrv"
     FIELDS = (
         field("brokerName", STRING, required=True),
     )
@@ -21,6 +22,7 @@ class AddWritePermOfBrokerRequestHeader(CommandHeader):
 class AddWritePermOfBrokerResponseHeader(CommandHeader):
     """How many topics changed."""
 
+    JAVA_PACKAGE = "org.apache.rocketmq.common.protocol.header.namesrv"
     FIELDS = (
         field("addTopicCount", INTEGER, required=True),
     )
@@ -29,6 +31,7 @@ class AddWritePermOfBrokerResponseHeader(CommandHeader):
 class DeleteKVConfigRequestHeader(CommandHeader):
     """DELETE_KV_CONFIG (102)."""
 
+    JAVA_PACKAGE = "org.apache.rocketmq.common.protocol.header.namesrv"
     FIELDS = (
         field("namespace", STRING, required=True),
         field("key", STRING, required=True),
@@ -38,6 +41,7 @@ class DeleteKVConfigRequestHeader(CommandHeader):
 class DeleteTopicFromNamesrvRequestHeader(CommandHeader):
     """DELETE_TOPIC_IN_NAMESRV (216): drop a topic's route (for one cluster, or all)."""
 
+    JAVA_PACKAGE = "org.apache.rocketmq.common.protocol.header.namesrv"
     FIELDS = (
         field("topic", STRING, required=True),
         field("clusterName", STRING),
@@ -47,6 +51,7 @@ class DeleteTopicFromNamesrvRequestHeader(CommandHeader):
 class GetKVConfigRequestHeader(CommandHeader):
     """GET_KV_CONFIG (101)."""
 
+    JAVA_PACKAGE = "org.apache.rocketmq.common.protocol.header.namesrv"
     FIELDS = (
         field("namespace", STRING, required=True),
         field("key", STRING, required=True),
@@ -56,6 +61,7 @@ class GetKVConfigRequestHeader(CommandHeader):
 class GetKVConfigResponseHeader(CommandHeader):
     """The value (absent: not found, code 22)."""
 
+    JAVA_PACKAGE = "org.apache.rocketmq.common.protocol.header.namesrv"
     FIELDS = (
         field("value", STRING),
     )
@@ -64,6 +70,7 @@ class GetKVConfigResponseHeader(CommandHeader):
 class GetKVListByNamespaceRequestHeader(CommandHeader):
     """GET_KVLIST_BY_NAMESPACE (219)."""
 
+    JAVA_PACKAGE = "org.apache.rocketmq.common.protocol.header.namesrv"
     FIELDS = (
         field("namespace", STRING, required=True),
     )
@@ -72,6 +79,7 @@ class GetKVListByNamespaceRequestHeader(CommandHeader):
 class GetRouteInfoRequestHeader(CommandHeader):
     """GET_ROUTEINFO_BY_TOPIC (105): a topic's route (queues per broker, broker addresses)."""
 
+    JAVA_PACKAGE = "org.apache.rocketmq.common.protocol.header.namesrv"
     FIELDS = (
         field("topic", STRING, required=True),
         field("acceptStandardJsonOnly", BOOLEAN),
@@ -81,6 +89,7 @@ class GetRouteInfoRequestHeader(CommandHeader):
 class PutKVConfigRequestHeader(CommandHeader):
     """PUT_KV_CONFIG (100)."""
 
+    JAVA_PACKAGE = "org.apache.rocketmq.common.protocol.header.namesrv"
     FIELDS = (
         field("namespace", STRING, required=True),
         field("key", STRING, required=True),
@@ -91,6 +100,7 @@ class PutKVConfigRequestHeader(CommandHeader):
 class QueryDataVersionRequestHeader(CommandHeader):
     """QUERY_DATA_VERSION (322): has the name server the broker's latest topic table?"""
 
+    JAVA_PACKAGE = "org.apache.rocketmq.common.protocol.header.namesrv"
     FIELDS = (
         field("brokerName", STRING, required=True),
         field("brokerAddr", STRING, required=True),
@@ -102,6 +112,7 @@ class QueryDataVersionRequestHeader(CommandHeader):
 class QueryDataVersionResponseHeader(CommandHeader):
     """Whether the broker's data version differs from the stored one."""
 
+    JAVA_PACKAGE = "org.apache.rocketmq.common.protocol.header.namesrv"
     FIELDS = (
         field("changed", BOOLEAN, required=True),
     )
@@ -110,6 +121,7 @@ class QueryDataVersionResponseHeader(CommandHeader):
 class RegisterBrokerRequestHeader(CommandHeader):
     """REGISTER_BROKER (103): a broker announces itself and its topics (every 30 s)."""
 
+    JAVA_PACKAGE = "org.apache.rocketmq.common.protocol.header.namesrv"
     FIELDS = (
         field("brokerName", STRING, required=True),
         field("brokerAddr", STRING, required=True),
@@ -124,6 +136,7 @@ class RegisterBrokerRequestHeader(CommandHeader):
 class RegisterBrokerResponseHeader(CommandHeader):
     """For a slave: its master's address and HA address."""
 
+    JAVA_PACKAGE = "org.apache.rocketmq.common.protocol.header.namesrv"
     FIELDS = (
         field("haServerAddr", STRING),
         field("masterAddr", STRING),
@@ -133,6 +146,7 @@ class RegisterBrokerResponseHeader(CommandHeader):
 class RegisterOrderTopicRequestHeader(CommandHeader):
     """Declared in 4.9.4 for order-topic registration (no request code uses it)."""
 
+    JAVA_PACKAGE = "org.apache.rocketmq.common.protocol.header.namesrv"
     FIELDS = (
         field("topic", STRING, required=True),
         field("orderTopicString", STRING, required=True),
@@ -142,6 +156,7 @@ class RegisterOrderTopicRequestHeader(CommandHeader):
 class UnRegisterBrokerRequestHeader(CommandHeader):
     """UNREGISTER_BROKER (104): a broker shutting down."""
 
+    JAVA_PACKAGE = "org.apache.rocketmq.common.protocol.header.namesrv"
     FIELDS = (
         field("brokerName", STRING, required=True),
         field("brokerAddr", STRING, required=True),
@@ -153,6 +168,7 @@ class UnRegisterBrokerRequestHeader(CommandHeader):
 class WipeWritePermOfBrokerRequestHeader(CommandHeader):
     """WIPE_WRITE_PERM_OF_BROKER (205): take write permission from a broker's topics."""
 
+    JAVA_PACKAGE = "org.apache.rocketmq.common.protocol.header.namesrv"
     FIELDS = (
         field("brokerName", STRING, required=True),
     )
@@ -161,6 +177,7 @@ class WipeWritePermOfBrokerRequestHeader(CommandHeader):
 class WipeWritePermOfBrokerResponseHeader(CommandHeader):
     """How many topics changed."""
 
+    JAVA_PACKAGE = "org.apache.rocketmq.common.protocol.header.namesrv"
     FIELDS = (
         field("wipeTopicCount", INTEGER, required=True),
     )
@@ -169,6 +186,7 @@ class WipeWritePermOfBrokerResponseHeader(CommandHeader):
 class RegisterFilterServerRequestHeader(CommandHeader):
     """REGISTER_FILTER_SERVER (301) (legacy filter servers)."""
 
+    JAVA_PACKAGE = "org.apache.rocketmq.common.protocol.header.filtersrv"
     FIELDS = (
         field("filterServerAddr", STRING, required=True),
     )
@@ -177,6 +195,7 @@ class RegisterFilterServerRequestHeader(CommandHeader):
 class RegisterFilterServerResponseHeader(CommandHeader):
     """The broker a filter server registered with."""
 
+    JAVA_PACKAGE = "org.apache.rocketmq.common.protocol.header.filtersrv"
     FIELDS = (
         field("brokerName", STRING, required=True),
         field("brokerId", LONG_PRIMITIVE, required=True),
@@ -186,6 +205,7 @@ class RegisterFilterServerResponseHeader(CommandHeader):
 class RegisterMessageFilterClassRequestHeader(CommandHeader):
     """REGISTER_MESSAGE_FILTER_CLASS (302) (legacy filter servers)."""
 
+    JAVA_PACKAGE = "org.apache.rocketmq.common.protocol.header.filtersrv"
     FIELDS = (
         field("consumerGroup", STRING, required=True),
         field("topic", STRING, required=True),
