@@ -253,17 +253,31 @@ def cluster(n_queues: int, n_consumers: int) -> tuple[list[MessageQueue], list[s
     return mqs, sorted(f"10.0.0.{i}@{i}" for i in range(n_consumers))
 
 
-@settings(max_examples=150, deadline=None)
-@given(st.integers(1, 64), st.integers(1, 25), st.sampled_from(["AVG", "AVG_BY_CIRCLE", "NEARBY"]))
+@settings(max_examples=100, deadline=None)
+@given(st.integers(1, 64), st.integers(1, 25), st.sampled_from(["AVG", "AVG_BY_CIRCLE"]))
 def test_every_queue_has_exactly_one_owner(n_queues, n_consumers, kind):
     mqs, cids = cluster(n_queues, n_consumers)
-    strategy = {"AVG": AllocateMessageQueueAveragely(), "AVG_BY_CIRCLE": AllocateMessageQueueAveragelyByCircle(),
-                "NEARBY": AllocateMachineRoomNearby(AllocateMessageQueueAveragely(), PrefixMachineRoomResolver())}[kind]
-    owned = [mq for cid in cids for mq in strategy.allocate("G", cid, mqs, cids)]
-    assert sorted(owned) == mqs  # nothing twice, nothing left over
-    if kind == "AVG":            # contiguous blocks, sizes differing by at most one
-        sizes = [len(strategy.allocate("G", cid, mqs, cids)) for cid in cids]
-        assert max(sizes) - min(sizes) <= 1 and sizes == sorted(sizes, reverse=True)
+    strategy = strategy_for_name(kind)
+    shares = [strategy.allocate("G", cid, mqs, cids) for cid in cids]
+    assert sorted(mq for share in shares for mq in share) == mqs  # nothing twice, nothing left over
+    sizes = [len(share) for share in shares]
+    assert max(sizes) - min(sizes) <= 1
+    if kind == "AVG":  # contiguous blocks in cidAll order, the bigger ones first
+        assert [mq for share in shares for mq in share] == mqs and sizes == sorted(sizes, reverse=True)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["hz", "sh", "bj"]), st.integers(1, 8)), min_size=1, max_size=5),
+       st.lists(st.sampled_from(["hz", "sh", "gz"]), min_size=1, max_size=8),
+       st.sampled_from(["AVG", "AVG_BY_CIRCLE", "CONSISTENT_HASH"]))
+def test_machine_room_nearby_gives_every_queue_one_owner(brokers, rooms, inner):
+    mqs = sorted(q(f"{room}-broker{i}", k) for i, (room, n) in enumerate(brokers) for k in range(n))
+    cids = sorted(f"{room}-10.0.0.{i}@{i}" for i, room in enumerate(rooms))
+    strategy = AllocateMachineRoomNearby(strategy_for_name(inner), PrefixMachineRoomResolver())
+    shares = {cid: strategy.allocate("G", cid, mqs, cids) for cid in cids}
+    assert sorted(mq for share in shares.values() for mq in share) == mqs
+    for cid, share in shares.items():  # a room with consumers keeps its queues
+        assert all(mq.broker_name[:2] == cid[:2] or mq.broker_name[:2] not in rooms for mq in share)
 
 
 @settings(max_examples=60, deadline=None)

@@ -208,7 +208,8 @@ class MQFaultStrategy:
     """
 
     def __init__(self, clock: Clock, *, send_latency_fault_enable: bool = False,
-                 latency_max: Sequence[int] = LATENCY_MAX, not_available_duration: Sequence[int] = NOT_AVAILABLE_DURATION,
+                 latency_max: Sequence[int] = LATENCY_MAX,
+                 not_available_duration: Sequence[int] = NOT_AVAILABLE_DURATION,
                  latency_fault_tolerance: LatencyFaultToleranceImpl | None = None,
                  mutate_publish_list_on_fallback: bool = True):
         self.clock = clock

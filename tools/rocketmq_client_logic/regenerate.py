@@ -1,7 +1,8 @@
 """Re-run the real RocketMQ 4.9.4 client classes and rewrite tests/data/rocketmq-4.9.4-client-logic/.
 
     tools/rocketmq_client_logic/build.sh
-    .venv/bin/python tools/rocketmq_client_logic/regenerate.py
+    .venv/bin/python tools/rocketmq_client_logic/regenerate.py            # rewrite the fixtures
+    .venv/bin/python tools/rocketmq_client_logic/regenerate.py --check    # compare, rewrite nothing
 
 The inputs are generated here from fixed seeds (random topics, broker names, client ids, queue
 and consumer counts, fault-tolerance scripts), written to a temporary folder, answered by the
@@ -11,6 +12,7 @@ holds one input with Java's answer under ``"java"``. Running it twice writes ide
 
 from __future__ import annotations
 
+import argparse
 import json
 import random
 import subprocess
@@ -26,6 +28,14 @@ GROUP = "GID_client_logic"  # the consumer group passed to allocate (RocketMQ on
 FAULT_SCRIPTS = 300
 INT_MAX = 2**31 - 1
 INT_MIN = -(2**31)
+
+DIGITS = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def positions(at: list[int] | None) -> str | None:
+    """A list of positions (< 62) as one character each: [0, 10, 36] -> "0aA"."""
+    return None if at is None else "".join(DIGITS[i] for i in at)
+
 
 # -- names ----------------------------------------------------------------------------------------
 # Rooms and name stems mix ASCII with text whose Java (UTF-16) order differs from code-point
@@ -53,7 +63,7 @@ def broker_name(rng: random.Random, rooms: list[str], i: int) -> str:
 def client_id(rng: random.Random, rooms: list[str], i: int) -> str:
     ip = rng.choice(["10.0.0.", "192.168.0.", "172.16.3."]) + str(rng.randint(1, 254))
     r = rng.random()
-    if r < 0.15:
+    if r < 0.10:
         return f"{ip}@{rng.randint(1, 99999)}#{rng.randint(10**11, 10**13)}"
     if r < 0.25:
         return f"{ip}@{rng.randint(1, 99999)}"
@@ -112,12 +122,13 @@ def allocate_scenario(rng: random.Random, n: int) -> dict:
     if rng.random() < 0.04:
         extra.append(None)
     queues = [[g[0], g[1], q] for g in groups or () for q in range(g[2])]
-    config = [rng.choice(queues) if queues and rng.random() < 0.7 else [topic_name(rng), broker_name(rng, rooms, 7), rng.randint(0, 9)]
-              for _ in range(rng.randint(0, 4))]
+    config = [rng.choice(queues) if queues and rng.random() < 0.7
+              else [topic_name(rng), broker_name(rng, rooms, 7), rng.randint(0, 9)]
+              for _ in range(rng.randint(0, 3))]
     idcs = sorted({rng.choice(ROOMS + ["room1", "idc", ""]) for _ in range(rng.randint(0, 3))})
     vnodes = rng.choice([0, 1, 2, 3, 5, 7, 16, 33, 100] + ([-1] if rng.random() < 0.05 else []))
-    return {"id": n, "groups": groups, "perm": positions(perm), "cids": cids, "sort": rng.random() < 0.85, "extra": extra,
-            "vnodes": vnodes, "hash": [rng.choice([3, 10]), rng.choice(["hashCode", "hashCode&63"])],
+    return {"id": n, "groups": groups, "perm": positions(perm), "cids": cids, "sort": rng.random() < 0.85,
+            "extra": extra, "vnodes": vnodes, "hash": [rng.choice([3, 10]), rng.choice(["hashCode", "hashCode&63"])],
             "config": config, "idcs": idcs}
 
 
@@ -135,14 +146,6 @@ def strategy_specs(s: dict) -> dict[str, list]:
         "NEARBY_AVG_BY_CIRCLE": ["MACHINE_ROOM_NEARBY", ["AVG_BY_CIRCLE"], "-"],
         "NEARBY_CH10": ["MACHINE_ROOM_NEARBY", ["CONSISTENT_HASH", 10, None], "-"],
     }
-
-
-DIGITS = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-
-
-def positions(at: list[int] | None) -> str | None:
-    """A list of positions (< 62) as one character each: [0, 10, 36] -> "0aA"."""
-    return None if at is None else "".join(DIGITS[i] for i in at)
 
 
 def compact_allocation(scenario: dict, answer: dict, names: dict[str, str]) -> dict:
@@ -196,10 +199,14 @@ def fault_script(rng: random.Random, n: int) -> dict:
         t = rng.choice(STEPS) if rng.random() < 0.9 else rng.randint(0, 700000)  # ms since the previous op
         r = rng.random()
         latency = rng.choice(LATENCIES) if rng.random() < 0.8 else rng.randint(0, 20000)
-        if r < 0.40:
+        if r < 0.06:  # an outage: several brokers fail alike in the same millisecond (equal fault items)
+            isolation = rng.random() < 0.7
+            for i, b in enumerate(rng.sample(known, min(len(known), rng.randint(2, 4)))):
+                ops.append([t if i == 0 else 0, "u", b, latency, isolation])
+        elif r < 0.40:
             ops.append([t, "s", rng.choice(known) if rng.random() < 0.5 else None])
         elif r < 0.72:
-            ops.append([t, "u", rng.choice(known), latency, rng.random() < 0.3])
+            ops.append([t, "u", rng.choice(known), latency, rng.random() < 0.45])
         elif r < 0.77:
             ops.append([t, "d", rng.choice(known), latency, rng.choice([-1000, 0, 1, 30000, rng.randint(0, 700000)])])
         elif r < 0.84:
@@ -256,30 +263,47 @@ def java(main: str, inputs: list[dict], work: Path) -> list[dict]:
     return answers
 
 
-def write(name: str, lines: list[dict]) -> None:
-    path = OUT / name
+def write(out: Path, name: str, lines: list[dict]) -> None:
+    path = out / name
     path.write_text("".join(dumps(x) + "\n" for x in lines), encoding="utf-8")
-    print(f"{path.relative_to(HERE.parent.parent)}: {len(lines)} lines, {path.stat().st_size} bytes")
+    print(f"{name}: {len(lines)} lines, {path.stat().st_size} bytes")
+
+
+def record(out: Path, work: Path) -> None:
+    rng = random.Random(20220517)
+    scenarios = [allocate_scenario(rng, n) for n in range(ALLOCATE_SCENARIOS)]
+    requests = [{**s, "group": GROUP, "perm": s["perm"] and [DIGITS.index(ch) for ch in s["perm"]],
+                 "strategies": list(strategy_specs(s).values())} for s in scenarios]
+    names: dict[str, str] = {}
+    answers = [compact_allocation(s, a, names) for s, a in zip(scenarios, java("AllocateCheck", requests, work))]
+    write(out, "allocate.jsonl", [{**s, "java": a} for s, a in zip(scenarios, answers)])
+    (out / "names.json").write_text(json.dumps(names, indent=1) + "\n")
+    rng = random.Random(4940)
+    scripts = [fault_script(rng, n) for n in range(FAULT_SCRIPTS)]
+    answers = java("FaultCheck", [fault_request(s) for s in scripts], work)
+    write(out, "fault.jsonl", [{**s, "java": a} for s, a in zip(scripts, answers)])
+    durations = duration_scripts()
+    write(out, "durations.jsonl", [{**s, "java": a} for s, a in zip(durations, java("FaultCheck", durations, work))])
+
+
+FILES = ("allocate.jsonl", "names.json", "fault.jsonl", "durations.jsonl")
 
 
 def main() -> None:
-    OUT.mkdir(parents=True, exist_ok=True)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true",
+                        help="record into a temporary folder and compare with the committed fixtures; rewrite nothing")
+    args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="client-logic-") as tmp:
         work = Path(tmp)
-        rng = random.Random(20220517)
-        scenarios = [allocate_scenario(rng, n) for n in range(ALLOCATE_SCENARIOS)]
-        requests = [{**s, "group": GROUP, "perm": s["perm"] and [DIGITS.index(ch) for ch in s["perm"]],
-                     "strategies": list(strategy_specs(s).values())} for s in scenarios]
-        names: dict[str, str] = {}
-        answers = [compact_allocation(s, a, names) for s, a in zip(scenarios, java("AllocateCheck", requests, work))]
-        write("allocate.jsonl", [{**s, "java": a} for s, a in zip(scenarios, answers)])
-        (OUT / "names.json").write_text(json.dumps(names, indent=1) + "\n")
-        rng = random.Random(4940)
-        scripts = [fault_script(rng, n) for n in range(FAULT_SCRIPTS)]
-        answers = java("FaultCheck", [fault_request(s) for s in scripts], work)
-        write("fault.jsonl", [{**s, "java": a} for s, a in zip(scripts, answers)])
-        durations = duration_scripts()
-        write("durations.jsonl", [{**s, "java": a} for s, a in zip(durations, java("FaultCheck", durations, work))])
+        out = work / "out" if args.check else OUT
+        out.mkdir(parents=True, exist_ok=True)
+        record(out, work)
+        if args.check:
+            differ = [name for name in FILES if (out / name).read_bytes() != (OUT / name).read_bytes()]
+            if differ:
+                sys.exit(f"differ from what RocketMQ 4.9.4 answers now: {', '.join(differ)}")
+            print("the fixtures are what RocketMQ 4.9.4 answers")
 
 
 if __name__ == "__main__":
