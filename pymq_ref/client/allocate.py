@@ -22,7 +22,8 @@ The strategies, with the names ``getName()`` returns:
 The argument checks of ``AbstractAllocateMessageQueueStrategy`` raise :class:`AllocateError`
 with Java's ``IllegalArgumentException`` message; a current client id that is not in ``cidAll``
 owns nothing. :func:`strategy_for_name` builds a strategy from its name, so a consumer can be
-configured with a string. Pure functions of their arguments: no I/O, no clock, no randomness.
+configured with a string. Pure functions of their arguments: no I/O, no clock, no randomness
+(``CONSISTENT_HASH`` remembers its last few rings, which changes nothing but the time taken).
 """
 
 from __future__ import annotations
