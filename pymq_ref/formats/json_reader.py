@@ -105,7 +105,10 @@ def _value(text: str, pos: int, depth: int):
         if not m:
             raise JsonSyntaxError(pos, "a closed single-quoted string", text)
         inner = m.group()[1:-1].replace('"', '\\"').replace("\\'", "'")
-        return json.loads('"' + inner + '"'), m.end()
+        try:
+            return json.loads('"' + inner + '"'), m.end()
+        except ValueError:
+            raise JsonSyntaxError(pos, "a valid single-quoted string", text) from None
     m = _NUMBER.match(text, pos)
     if m:
         s = m.group()

@@ -124,6 +124,7 @@ class RemotingProtocol(asyncio.Protocol):
         self._last_activity = 0.0
         self._lost = False
         self.ready = asyncio.get_event_loop().create_future()
+        self.gone = asyncio.get_event_loop().create_future()  # set once connection_lost ran
 
     # -- asyncio.Protocol -------------------------------------------------------------------
     def connection_made(self, transport) -> None:
@@ -172,14 +173,24 @@ class RemotingProtocol(asyncio.Protocol):
                 callback(self.channel)
             except Exception:  # a layer's clean-up must not stop the others'
                 log.exception("%s: close callback failed for %s", self.name, self.peer)
+        if not self.gone.done():
+            self.gone.set_result(None)
 
     # -- input ------------------------------------------------------------------------------
+    def _busy(self) -> bool:
+        return (self.conn.in_flight >= self.limits.max_in_flight
+                or self.in_flight_bytes >= self.limits.max_in_flight_bytes)
+
     def _drain(self) -> None:
+        """Serve what the buffer holds — but no more requests than the limits allow: the rest waits
+        in the buffer (reading is paused meanwhile) until answers free some room."""
         while not self.closed:
+            if self._busy():
+                break
             try:
                 event = self.conn.next_event()
             except FrameError as e:
-                log.warning("%s: closing %s: bad frame: %s", self.name, self.peer, e)
+                log.warning("%s: closing %s: bad frame: %s", self.name, self.peer, str(e))
                 self.close()
                 return
             except RemotingStateError:
@@ -230,14 +241,15 @@ class RemotingProtocol(asyncio.Protocol):
     def _flow_control(self) -> None:
         if self.closed or self.transport is None:
             return
-        busy = (self.conn.in_flight >= self.limits.max_in_flight
-                or self.in_flight_bytes >= self.limits.max_in_flight_bytes)
+        busy = self._busy()
         if busy and not self.paused:
             self.paused = True
             self.transport.pause_reading()
         elif not busy and self.paused:
             self.paused = False
             self.transport.resume_reading()
+            if self.conn.decoder.buffered:
+                asyncio.get_event_loop().call_soon(self._drain)
 
     # -- output -----------------------------------------------------------------------------
     def write(self, command: RemotingCommand, *, unsolicited: bool = False) -> None:
@@ -347,6 +359,9 @@ class RemotingServer:
             task.cancel()
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
+        gone = [p.gone for p in self.protocols if p.transport is not None]
+        if gone:  # let every connection_lost (and its clean-up callbacks) run
+            await asyncio.wait(gone, timeout=5)
         await self._server.wait_closed()
         self._server = None
 
