@@ -125,6 +125,8 @@ BODIES = [
         "clusterAddrTable": sized(HM, 32, {"DefaultCluster": ["broker-a", "broker-b"], "OtherCluster": ["broker-c"]}),
     }, codes=["GET_BROKER_CLUSTER_INFO"]),
     body("DataVersion", C + "DataVersion", dv(5), codes=["QUERY_DATA_VERSION"]),
+    body("DataVersion.beyond_2_53", C + "DataVersion", dv(9007199254740993, -9007199254740993),
+         ("default", "standard"), note="BrowserCompatible writes longs beyond +-(2^53-1) as strings"),
     body("TopicConfig", C + "TopicConfig", topic_config("TopicTest", 8, 4, 6, 0, True, "MULTI_TAG"),
          ("default", "topicConfigText"), note="topicConfigText = TopicConfig#encode(), the compressed register form"),
     body("TopicConfigSerializeWrapper", B + "TopicConfigSerializeWrapper",

@@ -95,6 +95,9 @@ def _json_cases():
         jcase("json.language_unknown_name", json_header({"topic": "T"}, language="NODE_JS"), GET_ROUTE),
         jcase("json.language_lowercase", json_header({"topic": "T"}, language="java"), GET_ROUTE),
         jcase("json.language_null", json_header({"topic": "T"}, language=None), GET_ROUTE),
+        jcase("json.language_mixed_case", json_header({"topic": "T"}, language="Go"), GET_ROUTE,
+              "fastjson matches enum names ignoring ASCII case"),
+        jcase("json.language_empty", json_header({"topic": "T"}, language=""), GET_ROUTE),
         jcase("json.missing_members", '{"code":34}', None,
               "flag, language, version, opaque absent: opaque keeps the value Java's process-wide "
               "request counter gave the new object, so it depends on the recorder run, not the frame"),
