@@ -240,6 +240,12 @@ BODIES = [
         "statsMinute": {"sum": 10, "tps": 0.16666666666666666, "avgpt": 1.0},
         "statsHour": {"sum": 600, "tps": 1e-7, "avgpt": 1234.5678},
         "statsDay": {"sum": 14400, "tps": 1e21, "avgpt": 0.0}}, codes=["VIEW_BROKER_STATS_DATA"]),
+    body("BrokerStatsData.doubles", B + "BrokerStatsData", {
+        "statsMinute": {"sum": -1, "tps": 1e7, "avgpt": 123456789.0},
+        "statsHour": {"sum": 0, "tps": 5e-324, "avgpt": 0.30000000000000004},
+        "statsDay": {"sum": 9223372036854775807, "tps": 1.7976931348623157e308, "avgpt": 100.0}},
+        note="fastjson writes doubles with its RyuDouble (shortest digits, Java's E notation)"),
+    body("BrokerStatsItem.small_doubles", B + "BrokerStatsItem", {"sum": 1, "tps": 0.001, "avgpt": 9.999999999999999e-4}),
     body("ConsumeStatsList", B + "ConsumeStatsList", {
         "consumeStatsList": [{"CG_golden": [{"offsetTable": pairs(
             (MQS[0], {"brokerOffset": 100, "consumerOffset": 90, "lastTimestamp": 1700000000000})),
@@ -261,6 +267,12 @@ BODIES = [
     body("GetBrokerClusterAclConfigResponseBody", C + "protocol.header.GetBrokerClusterAclConfigResponseBody",
          {"globalWhiteAddrs": ["10.10.103.*", "192.168.0.*"], "plainAccessConfigs": [PAC]},
          codes=["GET_BROKER_CLUSTER_ACL_CONFIG"]),
+    body("GetBrokerClusterAclConfigResponseBody.escapes", C + "protocol.header.GetBrokerClusterAclConfigResponseBody",
+         {"globalWhiteAddrs": ["\u2029", "a/b", "\x85", "é", ""],
+          "plainAccessConfigs": [{**PAC, "accessKey": 'a"b', "secretKey": "x\u2028", "whiteRemoteAddress": "\x7f",
+                                  "defaultTopicPerm": "\x01", "defaultGroupPerm": "\\", "topicPerms": [AWKWARD],
+                                  "groupPerms": ["\n"]}]}, ("default", "standard"),
+         note="one special character per string, in bean members and in a List<String> (each has its own writer path)"),
     body("OffsetMovedEvent", C + "protocol.topic.OffsetMovedEvent",
          {"consumerGroup": "CG_golden", "messageQueue": MQS[0], "offsetRequest": 100, "offsetNew": 0},
          note="body of a message the broker writes to topic OFFSET_MOVED_EVENT"),

@@ -76,6 +76,7 @@ PER_CLASS = {  # realistic values where the generic ones would mislead
     "RegisterFilterServerResponseHeader": {"brokerId": 0},
     "SendMessageRequestHeaderV2": {"l": 16},
     "SendMessageRequestHeader": {"maxReconsumeTimes": 16},
+    "SendMessageResponseHeader": {"msgId": OFFSET_MSG_ID},
 }
 
 # (request code, header class, response header class) — response None: no custom header
@@ -310,8 +311,9 @@ def _extra(codes: dict, responses: dict) -> list:
                         "lt": "<", "paren": "("},
              note="strings with exactly one special character take their own branch in fastjson's writer"),
         case("PUT_KV_CONFIG.request.empty_strings", "request", C["PUT_KV_CONFIG"], NS + "PutKVConfigRequestHeader",
-             {"namespace": "", "key": "k", "value": ""}, opaque=21, remark="",
-             note="empty strings: JSON keeps them, ROCKETMQ writes length 0 and reads them back as null"),
+             {"namespace": "", "key": "k", "value": ""}, opaque=21, remark="", extFields={"nullValue": None},
+             note="empty strings: JSON keeps them, ROCKETMQ writes length 0 and reads them back as null; "
+                  "an ext entry whose value is null is left out by both"),
         case("PUT_KV_CONFIG.request.lone_surrogate", "request", C["PUT_KV_CONFIG"], NS + "PutKVConfigRequestHeader",
              {"namespace": "ns", "key": "k", "value": "a\ud800b"}, opaque=22,
              note="a lone UTF-16 surrogate: both UTF-8 encoders write '?'"),
