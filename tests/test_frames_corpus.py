@@ -191,6 +191,41 @@ def test_header_case_frames_are_consistent(entry):
             assert ext == (decoded["extFields"] or {})
 
 
+def java_hashmap_order(keys: list[str]) -> list[str]:
+    """java.util.HashMap's iteration order for String keys put in this order into new HashMap()."""
+    def bucket(key: str, capacity: int) -> int:
+        h = 0
+        units = key.encode("utf-16-be")
+        for i in range(0, len(units), 2):
+            h = (31 * h + int.from_bytes(units[i:i + 2], "big")) & 0xFFFFFFFF
+        return (h ^ (h >> 16)) & (capacity - 1)
+    unique = list(dict.fromkeys(keys))
+    capacity = 16
+    while len(unique) > capacity * 3 // 4:
+        capacity *= 2
+    return sorted(unique, key=lambda k: (bucket(k, capacity), unique.index(k)))
+
+
+def test_json_ext_fields_follow_the_documented_hashmap_order():
+    """README fact: extras first, then the header's fields in getDeclaredFields order, in HashMap order."""
+    classes = json.loads((FRAMES / "schemas.json").read_text())["classes"]
+    checked = 0
+    for entry in index()["headers"]:
+        exp = expected("headers", entry["expected"])
+        case, frame = exp["input"], exp["frames"]["JSON"]
+        ext = json.loads(frame["headerText"]).get("extFields")
+        if ext is None:
+            continue
+        keys = [k for k, v in (case.get("extFields") or {}).items() if v is not None]
+        for field in classes[case["headerClass"]]["fields"] if case["headerClass"] else []:
+            primitive = field["type"] in ("boolean", "int", "long")
+            if not field["static"] and (primitive or case["fields"].get(field["name"]) is not None):
+                keys.append(field["name"])
+        assert list(ext) == java_hashmap_order(keys), entry["case"]
+        checked += 1
+    assert checked > 100
+
+
 @pytest.mark.parametrize("entry", index()["decode"], ids=lambda e: e["case"])
 def test_decode_case_input_file_matches_catalog(entry):
     exp = expected("decode", entry["expected"])
