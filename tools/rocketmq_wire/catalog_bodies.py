@@ -11,7 +11,7 @@ Nothing here runs Java.
 
 from __future__ import annotations
 
-from catalog_headers import AWKWARD, CLIENT_ID, UNIQ_KEY
+from catalog_headers import AWKWARD, CLIENT_ID
 
 C = "org.apache.rocketmq.common."
 B = C + "protocol.body."

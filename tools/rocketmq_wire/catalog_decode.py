@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import struct
-import zlib
 
 from catalog_headers import NS, P
 

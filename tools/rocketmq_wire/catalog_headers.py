@@ -145,8 +145,9 @@ REQUESTS = [
     ("DELETE_TOPIC_IN_NAMESRV", NS + "DeleteTopicFromNamesrvRequestHeader", None),
     ("QUERY_DATA_VERSION", NS + "QueryDataVersionRequestHeader", NS + "QueryDataVersionResponseHeader"),
 ]
-# Header classes no 4.9.4 code path sends; recorded with the code they are named after (or none).
-UNUSED = {
+# Notes on header classes: those no 4.9.4 code path sends (recorded with the code they are named
+# after, or none) and the one without fields.
+NOTES = {
     NS + "RegisterOrderTopicRequestHeader": "no RequestCode uses it in 4.9.4; recorded with code 0",
     P + "ViewMessageResponseHeader": "declared but VIEW_MESSAGE_BY_ID answers without a custom header in 4.9.4",
     P + "EndTransactionResponseHeader": "declared but END_TRANSACTION is answered without a custom header in 4.9.4",
@@ -154,8 +155,9 @@ UNUSED = {
     P + "GetAllProducerInfoRequestHeader": "has no fields: extFields is written as an empty map",
 }
 
-# Bodies carried by the base cases (class + catalog value name from catalog_bodies, or raw hex)
+
 def _record_body():
+    """A body holding one stored message record (PULL, QUERY, VIEW, CHECK_TRANSACTION_STATE, …)."""
     return {"hex": RECORD_HEX}
 
 
@@ -229,143 +231,141 @@ def _adjust() -> dict:
     }
 
 
-def _extra(codes: dict, responses: dict) -> list:
+def _extra(req: dict, resp: dict) -> list:
     """Edge cases beyond one-case-per-class: awkward values, other flags, languages, errors."""
     from catalog_bodies import body_ref
-    C = codes
     v2_real = {"a": "PG_golden", "b": "TopicTest", "c": "TBW102", "d": 4, "e": 1, "f": 0, "g": 1700000000000,
                "h": 0, "i": PROPERTIES, "j": 0, "k": False, "m": False}
     pull_resp = {"suggestWhichBrokerId": 0, "nextBeginOffset": 13, "minOffset": 0, "maxOffset": 13}
-    R = lambda n: responses[n]  # noqa: E731
     return [
-        case("GET_ROUTEINFO_BY_TOPIC.request.java_client", "request", C["GET_ROUTEINFO_BY_TOPIC"],
+        case("GET_ROUTEINFO_BY_TOPIC.request.java_client", "request", req["GET_ROUTEINFO_BY_TOPIC"],
              NS + "GetRouteInfoRequestHeader", {"topic": "TopicTest"}, opaque=1,
              note="what the 4.9.4 Java client sends (acceptStandardJsonOnly left null)"),
-        case("GET_ROUTEINFO_BY_TOPIC.request.go_client_old_version", "request", C["GET_ROUTEINFO_BY_TOPIC"],
+        case("GET_ROUTEINFO_BY_TOPIC.request.go_client_old_version", "request", req["GET_ROUTEINFO_BY_TOPIC"],
              NS + "GetRouteInfoRequestHeader", {"topic": "TopicTest", "acceptStandardJsonOnly": False},
              opaque=2, language="GO", version=0),
-        case("GET_ROUTEINFO_BY_TOPIC.response", "response", R("SUCCESS"), None, opaque=1,
+        case("GET_ROUTEINFO_BY_TOPIC.response", "response", resp["SUCCESS"], None, opaque=1,
              body=body_ref("TopicRouteData", "standard"), note="name server, request version >= 401"),
-        case("GET_ROUTEINFO_BY_TOPIC.response.old_client", "response", R("SUCCESS"), None, opaque=2,
+        case("GET_ROUTEINFO_BY_TOPIC.response.old_client", "response", resp["SUCCESS"], None, opaque=2,
              body=body_ref("TopicRouteData", "default"), note="name server, request version < 401"),
-        case("GET_ROUTEINFO_BY_TOPIC.response.TOPIC_NOT_EXIST", "response", R("TOPIC_NOT_EXIST"), None, opaque=3,
+        case("GET_ROUTEINFO_BY_TOPIC.response.TOPIC_NOT_EXIST", "response", resp["TOPIC_NOT_EXIST"], None, opaque=3,
              remark="No topic route info in name server for the topic: NoSuchTopic" + FAQ),
-        case("SEND_MESSAGE_V2.request.java_client", "request", C["SEND_MESSAGE_V2"], P + "SendMessageRequestHeaderV2",
+        case("SEND_MESSAGE_V2.request.java_client", "request", req["SEND_MESSAGE_V2"], P + "SendMessageRequestHeaderV2",
              v2_real, opaque=3, body={"text": "Hello"}, note="l (maxReconsumeTimes) null as for a normal topic"),
-        case("SEND_MESSAGE_V2.request.required_only", "request", C["SEND_MESSAGE_V2"],
+        case("SEND_MESSAGE_V2.request.required_only", "request", req["SEND_MESSAGE_V2"],
              P + "SendMessageRequestHeaderV2", {k: v2_real[k] for k in "abcdefgh"}, opaque=4, body={"text": "x"}),
-        case("SEND_MESSAGE_V2.request.extremes", "request", C["SEND_MESSAGE_V2"], P + "SendMessageRequestHeaderV2",
+        case("SEND_MESSAGE_V2.request.extremes", "request", req["SEND_MESSAGE_V2"], P + "SendMessageRequestHeaderV2",
              {**v2_real, "d": -2147483648, "e": -1, "f": 2147483647, "g": 9007199254740993, "h": -1,
               "j": 2147483647, "k": True, "l": 0, "m": True}, opaque=-2147483648, body={"hex": ""}),
-        case("SEND_BATCH_MESSAGE.request", "request", C["SEND_BATCH_MESSAGE"], P + "SendMessageRequestHeaderV2",
+        case("SEND_BATCH_MESSAGE.request", "request", req["SEND_BATCH_MESSAGE"], P + "SendMessageRequestHeaderV2",
              {**v2_real, "i": "WAIT\x01true", "m": True}, opaque=5, body={"hex": batch_body().hex()}),
-        case("SEND_MESSAGE_V2.response.TOPIC_NOT_EXIST", "response", R("TOPIC_NOT_EXIST"),
+        case("SEND_MESSAGE_V2.response.TOPIC_NOT_EXIST", "response", resp["TOPIC_NOT_EXIST"],
              P + "SendMessageResponseHeader", {}, opaque=6,
              extFields={"MSG_REGION": "DefaultRegion", "TRACE_ON": "true"},
              remark="topic[NoSuchTopic] not exist, apply first please!" + FAQ),
-        case("SEND_MESSAGE_V2.response.FLUSH_DISK_TIMEOUT", "response", R("FLUSH_DISK_TIMEOUT"),
+        case("SEND_MESSAGE_V2.response.FLUSH_DISK_TIMEOUT", "response", resp["FLUSH_DISK_TIMEOUT"],
              P + "SendMessageResponseHeader", {"msgId": OFFSET_MSG_ID, "queueId": 1, "queueOffset": 0}, opaque=7,
              extFields={"MSG_REGION": "DefaultRegion", "TRACE_ON": "false"}),
-        case("SEND_MESSAGE_V2.response.transactionId", "response", R("SUCCESS"), P + "SendMessageResponseHeader",
+        case("SEND_MESSAGE_V2.response.transactionId", "response", resp["SUCCESS"], P + "SendMessageResponseHeader",
              {"msgId": OFFSET_MSG_ID + "," + OFFSET_MSG_ID, "queueId": 3, "queueOffset": 9007199254740993,
               "transactionId": UNIQ_KEY}, opaque=8),
-        case("PULL_MESSAGE.response.FOUND", "response", R("SUCCESS"), P + "PullMessageResponseHeader", pull_resp,
+        case("PULL_MESSAGE.response.FOUND", "response", resp["SUCCESS"], P + "PullMessageResponseHeader", pull_resp,
              opaque=9, remark="FOUND", body=_record_body()),
-        case("PULL_MESSAGE.response.PULL_NOT_FOUND", "response", R("PULL_NOT_FOUND"), P + "PullMessageResponseHeader",
+        case("PULL_MESSAGE.response.PULL_NOT_FOUND", "response", resp["PULL_NOT_FOUND"], P + "PullMessageResponseHeader",
              {**pull_resp, "nextBeginOffset": 13}, opaque=10, remark="OFFSET_OVERFLOW_ONE"),
-        case("PULL_MESSAGE.response.PULL_RETRY_IMMEDIATELY", "response", R("PULL_RETRY_IMMEDIATELY"),
+        case("PULL_MESSAGE.response.PULL_RETRY_IMMEDIATELY", "response", resp["PULL_RETRY_IMMEDIATELY"],
              P + "PullMessageResponseHeader", pull_resp, opaque=11, remark="NO_MATCHED_MESSAGE"),
-        case("PULL_MESSAGE.response.PULL_OFFSET_MOVED", "response", R("PULL_OFFSET_MOVED"),
+        case("PULL_MESSAGE.response.PULL_OFFSET_MOVED", "response", resp["PULL_OFFSET_MOVED"],
              P + "PullMessageResponseHeader", {**pull_resp, "nextBeginOffset": 0, "suggestWhichBrokerId": 1},
              opaque=12, remark="OFFSET_TOO_SMALL"),
-        case("PULL_MESSAGE.request.no_subscription", "request", C["PULL_MESSAGE"], P + "PullMessageRequestHeader",
+        case("PULL_MESSAGE.request.no_subscription", "request", req["PULL_MESSAGE"], P + "PullMessageRequestHeader",
              {"consumerGroup": "CG_golden", "topic": "TopicTest", "queueId": 0, "queueOffset": 0, "maxMsgNums": 32,
               "sysFlag": 2, "commitOffset": 0, "suspendTimeoutMillis": 15000, "subVersion": 1700000000001},
              opaque=13, note="push consumer default: postSubscriptionWhenPull=false"),
-        case("QUERY_CONSUMER_OFFSET.response.QUERY_NOT_FOUND", "response", R("QUERY_NOT_FOUND"),
+        case("QUERY_CONSUMER_OFFSET.response.QUERY_NOT_FOUND", "response", resp["QUERY_NOT_FOUND"],
              P + "QueryConsumerOffsetResponseHeader", {}, opaque=14,
              remark="Not found, V3_0_6_SNAPSHOT maybe this group consumer boot first",
              note="header object with every field null: JSON writes extFields {}, ROCKETMQ writes length 0"),
-        case("GET_KV_CONFIG.response.QUERY_NOT_FOUND", "response", R("QUERY_NOT_FOUND"),
+        case("GET_KV_CONFIG.response.QUERY_NOT_FOUND", "response", resp["QUERY_NOT_FOUND"],
              NS + "GetKVConfigResponseHeader", {}, opaque=15,
              remark="No config item, Namespace: ORDER_TOPIC_CONFIG Key: NoSuchTopic"),
-        case("REGISTER_BROKER.request.compressed", "request", C["REGISTER_BROKER"],
+        case("REGISTER_BROKER.request.compressed", "request", req["REGISTER_BROKER"],
              NS + "RegisterBrokerRequestHeader",
              {"brokerName": "broker-a", "brokerAddr": "127.0.0.1:10911", "clusterName": "DefaultCluster",
               "haServerAddr": "127.0.0.1:10912", "brokerId": 0, "compressed": True, "bodyCrc32": "$bodyCrc32"},
              opaque=16, body=body_ref("RegisterBrokerBody", "compressed")),
-        case("REGISTER_BROKER.request.oneway", "request", C["REGISTER_BROKER"], NS + "RegisterBrokerRequestHeader",
+        case("REGISTER_BROKER.request.oneway", "request", req["REGISTER_BROKER"], NS + "RegisterBrokerRequestHeader",
              {"brokerName": "broker-a", "brokerAddr": "127.0.0.1:10911", "clusterName": "DefaultCluster",
               "haServerAddr": "127.0.0.1:10912", "brokerId": 0, "compressed": False, "bodyCrc32": "$bodyCrc32"},
              opaque=17, oneway=True, body=body_ref("RegisterBrokerBody.filterServers")),
-        case("REGISTER_BROKER.response.master", "response", R("SUCCESS"), NS + "RegisterBrokerResponseHeader", {},
+        case("REGISTER_BROKER.response.master", "response", resp["SUCCESS"], NS + "RegisterBrokerResponseHeader", {},
              opaque=18),
-        case("PUT_KV_CONFIG.request.awkward", "request", C["PUT_KV_CONFIG"], NS + "PutKVConfigRequestHeader",
+        case("PUT_KV_CONFIG.request.awkward", "request", req["PUT_KV_CONFIG"], NS + "PutKVConfigRequestHeader",
              {"namespace": "ns", "key": AWKWARD, "value": AWKWARD}, opaque=19, remark=AWKWARD,
              extFields={AWKWARD: "key with every special character"},
              note="quotes, backslash, /, \\u0001 \\u0002 \\n \\t, DEL, é, 中, an emoji, U+2028"),
-        case("PUT_KV_CONFIG.request.one_special_each", "request", C["PUT_KV_CONFIG"], NS + "PutKVConfigRequestHeader",
+        case("PUT_KV_CONFIG.request.one_special_each", "request", req["PUT_KV_CONFIG"], NS + "PutKVConfigRequestHeader",
              {"namespace": "a\u2028b", "key": "x\x7fy", "value": 'q"q'}, opaque=20, remark="tab\there",
              extFields={"slash": "a/b", "ctl": "\x01", "bs": "\\", "nbsp": "\xa0", "c1": "\x85", "ps": "\u2029",
                         "nul": "\x00", "bsp": "\x08", "vt": "\x0b", "ff": "\x0c", "cr": "\r", "us": "\x1f",
                         "lt": "<", "paren": "("},
              note="strings with exactly one special character take their own branch in fastjson's writer"),
-        case("PUT_KV_CONFIG.request.empty_strings", "request", C["PUT_KV_CONFIG"], NS + "PutKVConfigRequestHeader",
+        case("PUT_KV_CONFIG.request.empty_strings", "request", req["PUT_KV_CONFIG"], NS + "PutKVConfigRequestHeader",
              {"namespace": "", "key": "k", "value": ""}, opaque=21, remark="", extFields={"nullValue": None},
              note="empty strings: JSON keeps them, ROCKETMQ writes length 0 and reads them back as null; "
                   "an ext entry whose value is null is left out by both"),
-        case("PUT_KV_CONFIG.request.lone_surrogate", "request", C["PUT_KV_CONFIG"], NS + "PutKVConfigRequestHeader",
+        case("PUT_KV_CONFIG.request.lone_surrogate", "request", req["PUT_KV_CONFIG"], NS + "PutKVConfigRequestHeader",
              {"namespace": "ns", "key": "k", "value": "a\ud800b"}, opaque=22,
              note="a lone UTF-16 surrogate: both UTF-8 encoders write '?'"),
-        case("UPDATE_CONSUMER_OFFSET.request.extremes", "request", C["UPDATE_CONSUMER_OFFSET"],
+        case("UPDATE_CONSUMER_OFFSET.request.extremes", "request", req["UPDATE_CONSUMER_OFFSET"],
              P + "UpdateConsumerOffsetRequestHeader",
              {"consumerGroup": "CG_golden", "topic": "TopicTest", "queueId": -1,
               "commitOffset": -9223372036854775808}, opaque=2147483647),
-        case("SEARCH_OFFSET_BY_TIMESTAMP.request.max", "request", C["SEARCH_OFFSET_BY_TIMESTAMP"],
+        case("SEARCH_OFFSET_BY_TIMESTAMP.request.max", "request", req["SEARCH_OFFSET_BY_TIMESTAMP"],
              P + "SearchOffsetRequestHeader", {"topic": "TopicTest", "queueId": 0, "timestamp": 9223372036854775807},
              opaque=23),
-        case("END_TRANSACTION.request.from_check", "request", C["END_TRANSACTION"], P + "EndTransactionRequestHeader",
+        case("END_TRANSACTION.request.from_check", "request", req["END_TRANSACTION"], P + "EndTransactionRequestHeader",
              {"producerGroup": "PG_golden", "tranStateTableOffset": 7, "commitLogOffset": 4096,
               "commitOrRollback": 12, "fromTransactionCheck": True, "msgId": UNIQ_KEY, "transactionId": UNIQ_KEY},
              opaque=24, oneway=True, remark="executeLocalTransactionBranch exception: java.lang.RuntimeException"),
-        case("END_TRANSACTION.request.booleans_false", "request", C["END_TRANSACTION"],
+        case("END_TRANSACTION.request.booleans_false", "request", req["END_TRANSACTION"],
              P + "EndTransactionRequestHeader",
              {"producerGroup": "PG_golden", "tranStateTableOffset": 7, "commitLogOffset": 4096,
               "commitOrRollback": 8, "fromTransactionCheck": False, "msgId": UNIQ_KEY}, opaque=25, oneway=True),
-        case("CLONE_GROUP_OFFSET.request.false", "request", C["CLONE_GROUP_OFFSET"],
+        case("CLONE_GROUP_OFFSET.request.false", "request", req["CLONE_GROUP_OFFSET"],
              P + "CloneGroupOffsetRequestHeader",
              {"srcGroup": "CG_golden", "destGroup": "CG_copy", "topic": "TopicTest", "offline": False}, opaque=26),
-        case("HEART_BEAT.request", "request", C["HEART_BEAT"], None, opaque=27, body=body_ref("HeartbeatData")),
-        case("HEART_BEAT.request.cpp_client", "request", C["HEART_BEAT"], None, opaque=28, language="CPP",
+        case("HEART_BEAT.request", "request", req["HEART_BEAT"], None, opaque=27, body=body_ref("HeartbeatData")),
+        case("HEART_BEAT.request.cpp_client", "request", req["HEART_BEAT"], None, opaque=28, language="CPP",
              version=317, body=body_ref("HeartbeatData.producerOnly")),
-        case("HEART_BEAT.response", "response", R("SUCCESS"), None, opaque=27),
-        case("GET_BROKER_CLUSTER_INFO.request", "request", C["GET_BROKER_CLUSTER_INFO"], None, opaque=29,
+        case("HEART_BEAT.response", "response", resp["SUCCESS"], None, opaque=27),
+        case("GET_BROKER_CLUSTER_INFO.request", "request", req["GET_BROKER_CLUSTER_INFO"], None, opaque=29,
              note="no custom header: no extFields member at all"),
-        case("GET_BROKER_CLUSTER_INFO.response", "response", R("SUCCESS"), None, opaque=29,
+        case("GET_BROKER_CLUSTER_INFO.response", "response", resp["SUCCESS"], None, opaque=29,
              body=body_ref("ClusterInfo")),
-        case("GET_ALL_TOPIC_LIST_FROM_NAMESERVER.response", "response", R("SUCCESS"), None, opaque=30,
+        case("GET_ALL_TOPIC_LIST_FROM_NAMESERVER.response", "response", resp["SUCCESS"], None, opaque=30,
              body=body_ref("TopicList")),
-        case("LOCK_BATCH_MQ.request", "request", C["LOCK_BATCH_MQ"], None, opaque=31,
+        case("LOCK_BATCH_MQ.request", "request", req["LOCK_BATCH_MQ"], None, opaque=31,
              body=body_ref("LockBatchRequestBody")),
-        case("LOCK_BATCH_MQ.response", "response", R("SUCCESS"), None, opaque=31,
+        case("LOCK_BATCH_MQ.response", "response", resp["SUCCESS"], None, opaque=31,
              body=body_ref("LockBatchResponseBody")),
-        case("UNLOCK_BATCH_MQ.request.oneway", "request", C["UNLOCK_BATCH_MQ"], None, opaque=32, oneway=True,
+        case("UNLOCK_BATCH_MQ.request.oneway", "request", req["UNLOCK_BATCH_MQ"], None, opaque=32, oneway=True,
              body=body_ref("UnlockBatchRequestBody")),
-        case("CHECK_CLIENT_CONFIG.request", "request", C["CHECK_CLIENT_CONFIG"], None, opaque=33,
+        case("CHECK_CLIENT_CONFIG.request", "request", req["CHECK_CLIENT_CONFIG"], None, opaque=33,
              body=body_ref("CheckClientRequestBody")),
-        case("GET_CONSUME_STATS.response", "response", R("SUCCESS"), None, opaque=34, body=body_ref("ConsumeStats")),
-        case("REQUEST_CODE_NOT_SUPPORTED.response", "response", R("REQUEST_CODE_NOT_SUPPORTED"), None, opaque=35,
+        case("GET_CONSUME_STATS.response", "response", resp["SUCCESS"], None, opaque=34, body=body_ref("ConsumeStats")),
+        case("REQUEST_CODE_NOT_SUPPORTED.response", "response", resp["REQUEST_CODE_NOT_SUPPORTED"], None, opaque=35,
              remark=" request type 999 not supported"),
-        case("SYSTEM_BUSY.response", "response", R("SYSTEM_BUSY"), None, opaque=36,
+        case("SYSTEM_BUSY.response", "response", resp["SYSTEM_BUSY"], None, opaque=36,
              remark="[REJECTREQUEST]system busy, start flow control for a while"),
-        case("SYSTEM_ERROR.response", "response", R("SYSTEM_ERROR"), None, opaque=37,
+        case("SYSTEM_ERROR.response", "response", resp["SYSTEM_ERROR"], None, opaque=37,
              remark="java.lang.NullPointerException, org.apache.rocketmq.namesrv.processor.DefaultRequestProcessor"
                     ".processRequest(DefaultRequestProcessor.java:87)"),
-        case("SYSTEM_ERROR.response.unset_remark", "response", R("SYSTEM_ERROR"), None, opaque=38,
+        case("SYSTEM_ERROR.response.unset_remark", "response", resp["SYSTEM_ERROR"], None, opaque=38,
              remark="not set any response code", note="the remark createResponseCommand(Class) starts with"),
         case("POP_MESSAGE_5x.request.code_overflow", "request", 200050, None, opaque=39,
              note="a code beyond int16 (5.x POP_MESSAGE): ROCKETMQ keeps only its low 16 bits"),
-        case("GET_BROKER_CLUSTER_ACL_CONFIG.response.empty_list", "response", R("SUCCESS"),
+        case("GET_BROKER_CLUSTER_ACL_CONFIG.response.empty_list", "response", resp["SUCCESS"],
              P + "GetBrokerClusterAclConfigResponseHeader", {"plainAccessConfigs": []}, opaque=40,
              note="a List field: makeCustomHeaderToNet writes List.toString(); the reader cannot parse it back"),
     ]
@@ -399,13 +399,13 @@ def build(schema: dict) -> list:
             extra = copy.deepcopy(adjust.get(name, {}))
             c["fields"].update(extra.pop("fields", {}))
             c.update(extra)
-            if cls in UNUSED:
-                c["note"] = UNUSED[cls]
+            if cls in NOTES:
+                c["note"] = NOTES[cls]
             out.append(c)
     order = NS + "RegisterOrderTopicRequestHeader"
     out.append(case("UNUSED.request.RegisterOrderTopicRequestHeader", "request", 0, order,
                     sample_fields("RegisterOrderTopicRequestHeader", classes[order]["fields"]), opaque=99,
-                    note=UNUSED[order]))
+                    note=NOTES[order]))
     out += _extra(codes, responses)
     seen = set()
     for c in out:

@@ -1,6 +1,7 @@
 #!/bin/sh
 # Run one recorder program:  tools/rocketmq_wire/run.sh wire.HeaderFrames CATALOG OUT
-# The 4.9.4 classes come first on the classpath; version 401 is set before RemotingCommand loads
+# common + remoting as build.sh compiled them (javac -g) come first, then the 4.9.4 build's
+# classpath; version 401 is set before RemotingCommand loads
 # (as MQClientAPIImpl, BrokerStartup and NamesrvStartup do); the time zone is pinned because
 # QueueTimeSpan's JSON carries formatted local times.
 set -eu
