@@ -140,6 +140,10 @@ def test_index_lists_every_case_of_the_catalog_and_every_file_exists():
     assert on_disk == listed, "no stray files in headers/"
 
 
+def test_frame_corpus_is_modest():
+    assert sum(p.stat().st_size for p in FRAMES.rglob("*") if p.is_file()) < 1536 * 1024
+
+
 def test_every_4_9_4_header_class_has_a_case_and_schema():
     ix = index()
     assert sorted(PROTOCOL + n for n in HEADER_CLASSES_4_9_4) == ix["headerClasses"]

@@ -406,7 +406,10 @@ def build(schema: dict) -> list:
     out.append(case("UNUSED.request.RegisterOrderTopicRequestHeader", "request", 0, order,
                     sample_fields("RegisterOrderTopicRequestHeader", classes[order]["fields"]), opaque=99,
                     note=NOTES[order]))
-    out += _extra(codes, responses)
+    for c in _extra(codes, responses):
+        prefix = c["name"].split(".")[0]
+        c.setdefault("requestCode", prefix if prefix in codes else None)
+        out.append(c)
     seen = set()
     for c in out:
         if c["name"] in seen:
