@@ -35,8 +35,10 @@ import json
 import re
 import struct
 from dataclasses import dataclass
+from decimal import Decimal
 
 from pymq_ref.formats.fastjson import java_json_string
+from pymq_ref.formats.json_reader import JsonSyntaxError, parse as parse_lenient_json
 from pymq_ref.formats.properties import java_hashmap_order
 from pymq_ref.formats.spans import Span
 
@@ -55,7 +57,10 @@ _RMQ_FIXED = struct.Struct(">hbhii")
 _I16, _I32, _U32 = struct.Struct(">h"), struct.Struct(">i"), struct.Struct(">I")
 _LANGUAGE_NAMES = {c.name: c for c in LanguageCode}
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
-_loads = json.JSONDecoder().decode
+#: fastjson reads JSON numbers with a fraction or exponent as BigDecimal; Decimal keeps their text
+#: the way BigDecimal.toString does ("1.50", "1E+3") when they become ext values.
+_loads = json.JSONDecoder(parse_float=Decimal).decode
+_I32_RANGE = (-(2**31), 2**31 - 1)
 #: Characters where Python's ``json.dumps`` and fastjson write different text (see
 #: :func:`pymq_ref.formats.fastjson.java_json_string`): any escape json made, C1 controls, U+2028/9.
 _FASTJSON_DIFFERS = re.compile("\\\\u00|[\x7f-\x9f\u2028\u2029]")
@@ -104,7 +109,7 @@ def encode_json_header(cmd: RemotingCommand) -> bytes:
     text = _dumps(bean)
     if _FASTJSON_DIFFERS.search(text):
         text = _fastjson_text(bean)
-    return text.encode("utf-8", "surrogatepass")
+    return text.encode("utf-8", "replace")
 
 
 def _fastjson_text(value) -> str:
@@ -117,7 +122,7 @@ def _fastjson_text(value) -> str:
 
 
 def _put_str(out: bytearray, text: str, short: bool, structure: str, name: str) -> None:
-    data = text.encode("utf-8", "surrogatepass")
+    data = text.encode("utf-8", "replace")
     if short and len(data) > 0x7FFF:
         raise EncodeError(structure, name, "a key of at most 32767 UTF-8 bytes", len(data))
     out += (_I16 if short else _I32).pack(len(data))
@@ -225,19 +230,22 @@ def decode_checked(frame, length: int, *, with_spans: bool = False, base: int = 
 
 
 def _int_member(obj: dict, key: str, default: int, at: int) -> int:
+    """An int member as fastjson reads it: a number (a fraction truncated) or a numeric string,
+    within int32 (anything else fails the frame, as the bean's setter would)."""
     value = obj.get(key, default)
-    if type(value) is int:
+    if type(value) is int and _I32_RANGE[0] <= value <= _I32_RANGE[1]:
         return value
     if value is None:
         return default
-    if isinstance(value, bool) or not isinstance(value, (int, str)):
+    if isinstance(value, bool) or not isinstance(value, (int, str, float, Decimal)):
         raise FrameError(f"header.{key}", at, "an int", value)
-    if isinstance(value, str):
-        try:
-            return int(value)
-        except ValueError:
-            raise FrameError(f"header.{key}", at, "an int", value) from None
-    return value
+    try:
+        number = int(Decimal(value)) if not isinstance(value, int) else value
+    except (ArithmeticError, ValueError):
+        raise FrameError(f"header.{key}", at, "an int", value) from None
+    if not _I32_RANGE[0] <= number <= _I32_RANGE[1]:
+        raise FrameError(f"header.{key}", at, "an int32", value)
+    return number
 
 
 def _ext_value(value) -> str | None:
@@ -248,28 +256,36 @@ def _ext_value(value) -> str | None:
         return "true"
     if value is False:
         return "false"
-    if isinstance(value, (int, float)):
+    if isinstance(value, (int, float, Decimal)):
         return str(value)
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
-def _language(value) -> LanguageCode | None:
+def _language(value, at: int) -> LanguageCode | None:
+    """fastjson's enum reading: a name, ASCII case ignored (unknown or empty: null), or an ordinal
+    (out of range: the frame fails)."""
     if isinstance(value, str):
-        return _LANGUAGE_NAMES.get(value)
+        return _LANGUAGE_NAMES.get(value.upper())
     if isinstance(value, int) and not isinstance(value, bool):
         try:
             return LanguageCode(value)
         except ValueError:
-            return None
+            raise FrameError("header.language", at, f"a LanguageCode ordinal in [0, {len(LanguageCode) - 1}]",
+                             value) from None
     return None
 
 
 def _decode_json_header(header: memoryview, at: int, spans: list[Span] | None, body: bytes | None) -> RemotingCommand:
     text = bytes(header).decode("utf-8", "replace")
+    if text.startswith("\ufeff"):  # fastjson skips a byte-order mark
+        text = text[1:]
     try:
         obj = _loads(text)
-    except (ValueError, RecursionError) as e:
-        raise FrameError("header", at, "a JSON object (the fastjson RemotingCommand bean)", f"bad JSON: {e}") from None
+    except (ValueError, RecursionError):
+        try:  # fastjson's dialect: unquoted member names, single-quoted strings
+            obj = parse_lenient_json(text)
+        except JsonSyntaxError as e:
+            raise FrameError("header", at, "a JSON object (the fastjson RemotingCommand bean)", f"bad JSON: {e}") from None
     if not isinstance(obj, dict):
         raise FrameError("header", at, "a JSON object", type(obj).__name__)
     if "code" not in obj:
@@ -288,8 +304,8 @@ def _decode_json_header(header: memoryview, at: int, spans: list[Span] | None, b
     language = obj.get("language", LanguageCode.JAVA)
     cmd = RemotingCommand(
         _int_member(obj, "code", 0, at),
-        _LANGUAGE_NAMES.get(language) if type(language) is str else (
-            language if language is LanguageCode.JAVA else _language(language)),
+        (_LANGUAGE_NAMES.get(language) or _language(language, at)) if type(language) is str else (
+            language if language is LanguageCode.JAVA else _language(language, at)),
         _int_member(obj, "version", 0, at), _int_member(obj, "opaque", 0, at), _int_member(obj, "flag", 0, at),
         remark, ext, body, SerializeType.JSON)
     if spans is not None:

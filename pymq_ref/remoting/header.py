@@ -84,7 +84,18 @@ class JavaType:
         return (False if self.python is bool else 0) if self.primitive else None
 
 
+def _parse_unsupported(text: str):
+    """Fields of types ``decodeCommandCustomHeader`` does not know: reading always fails (logged)."""
+    raise ValueError(f"the custom field type is not supported (value {text!r})")
+
+
+def _format_list(value) -> str:
+    """``List.toString()``: ``[a, b]``."""
+    return "[" + ", ".join(str(v) for v in value) + "]"
+
+
 STRING = JavaType("String", str, False, str, str)
+LIST = JavaType("List", list, False, _parse_unsupported, _format_list)
 INTEGER = JavaType("Integer", int, False, _parse_int, _format_int, _I32)
 INT = JavaType("int", int, True, _parse_int, _format_int, _I32)
 LONG = JavaType("Long", int, False, _parse_long, _format_int, _I64)

@@ -46,6 +46,8 @@ class ClusterAclVersionInfo:
 
 @dataclass
 class ProducerInfo:
+    FASTJSON_NAMES = {"remote_ip": "remoteIP"}
+
     client_id: str | None = None
     remote_ip: str | None = None
     language: str | None = None
@@ -56,3 +58,25 @@ class ProducerInfo:
 @dataclass
 class ProducerTableInfo:
     data: dict[str, list[ProducerInfo]] | None = None
+
+
+@dataclass
+class PlainAccessConfig:
+    """One ACL account (``common/.../PlainAccessConfig.java``)."""
+
+    access_key: str | None = None
+    secret_key: str | None = None
+    white_remote_address: str | None = None
+    admin: bool = False
+    default_topic_perm: str | None = None
+    default_group_perm: str | None = None
+    topic_perms: list[str] | None = None
+    group_perms: list[str] | None = None
+
+
+@dataclass
+class GetBrokerClusterAclConfigResponseBody:
+    """GET_BROKER_CLUSTER_ACL_CONFIG's body: the global white list and every account."""
+
+    global_white_addrs: list[str] | None = None
+    plain_access_configs: list[PlainAccessConfig] | None = None

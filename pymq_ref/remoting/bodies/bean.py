@@ -28,6 +28,7 @@ import functools
 import json
 import types
 import typing
+from decimal import Decimal
 from typing import Any
 
 from pymq_ref.errors import PymqError
@@ -125,7 +126,7 @@ class Member:
 @functools.cache
 def members(cls) -> tuple[Member, ...]:
     """The bean's members in fastjson's output order (alphabetical JSON names)."""
-    hints = typing.get_type_hints(cls)
+    hints = typing.get_type_hints(cls, include_extras=True)
     names = getattr(cls, "FASTJSON_NAMES", {})
     out = [Member(names.get(f.name, camel(f.name)), f.name, hints[f.name], f.metadata.get("java", "HashMap"))
            for f in dataclasses.fields(cls) if not f.name.startswith("_")]
@@ -150,11 +151,32 @@ def _utf16(c: str) -> list[int]:
     return [int.from_bytes(data[i:i + 2], "big") for i in range(0, len(data), 2)]
 
 
+def java_double(value: float) -> str:
+    """A double as fastjson 1.2.69 writes it (``RyuDouble``): the shortest digits that read back
+    exactly, laid out as Java does — plain for 1e-3 <= |x| < 1e7 (``100.0``, ``0.001``), else
+    ``d.dddE±n`` (``1.0E7``, ``9.999999999999998E-4``)."""
+    if value == 0:
+        return "-0.0" if str(value).startswith("-") else "0.0"
+    if abs(value) == 5e-324:  # Double.MIN_VALUE: Java's digit generation keeps two digits here
+        return "-4.9E-324" if value < 0 else "4.9E-324"
+    sign, digits, exp = Decimal(repr(value)).as_tuple()
+    digits = "".join(map(str, digits)).rstrip("0") or "0"
+    exp10 = exp + len("".join(map(str, Decimal(repr(value)).as_tuple()[1]))) - 1  # position of the first digit
+    head = "-" if sign else ""
+    if 1e-3 <= abs(value) < 1e7:
+        if exp10 >= 0:
+            whole, frac = digits[:exp10 + 1].ljust(exp10 + 1, "0"), digits[exp10 + 1:]
+        else:
+            whole, frac = "0", "0" * (-exp10 - 1) + digits
+        return f"{head}{whole}.{frac or '0'}"
+    return f"{head}{digits[0]}.{digits[1:] or '0'}E{exp10}"
+
+
 def _number(value, standard: bool) -> str:
     if isinstance(value, float):
         if value != value or value in (float("inf"), float("-inf")):
             return "null"
-        return repr(value)
+        return java_double(value)
     if standard and not -(2**53) < value < 2**53:
         return f'"{value}"'
     return str(value)
@@ -178,6 +200,9 @@ def _write(value, out: list[str], standard: bool, java=None) -> None:
                           out, standard)
     elif dataclasses.is_dataclass(value) and not isinstance(value, type):
         items = [(m.json_name, getattr(value, m.attr), m.java) for m in members(type(value))]
+        getters = getattr(type(value), "FASTJSON_GETTERS", None)
+        if getters:  # properties fastjson finds through getters that are not fields
+            items = sorted(items + [(name, fn(value), None) for name, fn in getters.items()], key=lambda i: i[0])
         _write_bean_items(items, out, standard)
     elif isinstance(value, dict):
         _write_map(value, out, standard, java)
@@ -240,7 +265,7 @@ def encode_json(bean, *, standard: bool = False) -> str:
 
 def encode_body(bean, *, standard: bool = False) -> bytes:
     """``RemotingSerializable.encode``: the JSON text as UTF-8."""
-    return encode_json(bean, standard=standard).encode("utf-8", "surrogatepass")
+    return encode_json(bean, standard=standard).encode("utf-8", "replace")
 
 
 # -- reading ---------------------------------------------------------------------------------------
@@ -249,7 +274,7 @@ def parse_json(data: bytes | str, structure: str = "JSON"):
     """The JSON tree of a body: strict JSON fast, fastjson's dialect when needed."""
     text = data.decode("utf-8", "replace") if isinstance(data, (bytes, bytearray, memoryview)) else data
     try:
-        return json.loads(text)
+        return json.loads(text, parse_float=Decimal)
     except (ValueError, RecursionError):
         pass
     try:
@@ -259,22 +284,57 @@ def parse_json(data: bytes | str, structure: str = "JSON"):
 
 
 def decode_json(cls, data: bytes | str):
-    """A ``cls`` bean from a body (see the module docstring)."""
+    """A ``cls`` bean from a body (see the module docstring); an empty body reads as None, as
+    fastjson's ``parseObject("")`` does."""
     if data is None:
-        raise BodyError(cls.__name__, "", "a JSON body", "no body")
-    return convert(cls, parse_json(data, cls.__name__), cls.__name__, "")
+        raise BodyError(getattr(cls, "__name__", str(cls)), "", "a JSON body", "no body")
+    if not (data.strip() if isinstance(data, (bytes, str)) else bytes(data).strip()):
+        return None
+    return convert(cls, parse_json(data, getattr(cls, "__name__", str(cls))), getattr(cls, "__name__", str(cls)), "")
+
+
+#: Marks a ``list`` member that is a Java ``Set`` (equal elements collapse when read).
+JAVA_SET = "java.util.Set"
+
+
+def set_of(item):
+    """The type of a member that is a ``Set<item>`` in Java: a list here, without duplicates."""
+    return typing.Annotated[list[item], JAVA_SET]
 
 
 def _is_union(hint) -> bool:
     return typing.get_origin(hint) in (typing.Union, types.UnionType)
 
 
+def _unique(items: list) -> list:
+    out, seen = [], set()
+    for item in items:
+        if isinstance(item, (dict, list)):
+            key = json.dumps(item, sort_keys=True, default=str)
+        elif dataclasses.is_dataclass(item):
+            key = repr(item)  # Java beans with equals/hashCode over their fields (SubscriptionData)
+        else:
+            key = item
+        if key not in seen:
+            seen.add(key)
+            out.append(item)
+    return out
+
+
+_PRIMITIVE_DEFAULTS = {int: 0, float: 0.0, bool: False}
+
+
 def convert(hint, value, structure: str, path: str):
-    """``value`` (a JSON tree) as the declared type ``hint``, converting as fastjson does."""
+    """``value`` (a JSON tree) as the declared type ``hint``, converting as fastjson does (a null
+    for a primitive member — ``int``, ``float``, ``bool`` without ``| None`` — is its default)."""
     if value is None:
-        return None
+        return _PRIMITIVE_DEFAULTS.get(hint)
     if hint is Any:
         return value
+    if typing.get_origin(hint) is typing.Annotated:
+        base, *marks = typing.get_args(hint)
+        items = convert(base, value, structure, path)
+        return _unique(items) if JAVA_SET in marks else items
     if _is_union(hint):
         args = [a for a in typing.get_args(hint) if a is not type(None)]
         return convert(args[0], value, structure, path) if len(args) == 1 else value
@@ -289,10 +349,12 @@ def convert(hint, value, structure: str, path: str):
             raise BodyError(structure, path, "an object", value)
         kt, vt = typing.get_args(hint)
         return {convert_key(kt, k, structure, path): convert(vt, v, structure, f"{path}.{k}") for k, v in value.items()}
-    if hint is str:
-        if isinstance(value, (dict, list)):
-            raise BodyError(structure, path, "a string", value)
-        return value if isinstance(value, str) else json.dumps(value)
+    if hint is str:  # fastjson casts any value to its JSON text (a fraction keeps its digits: "2.50")
+        if isinstance(value, str):
+            return value
+        if isinstance(value, (dict, list, ObjectKey)):
+            return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)
+        return json.dumps(value) if isinstance(value, bool) else str(value)
     if hint is bool:
         if isinstance(value, bool):
             return value
@@ -302,20 +364,23 @@ def convert(hint, value, structure: str, path: str):
             return value != 0
         raise BodyError(structure, path, "a boolean", value)
     if hint is int:
+        number = None
         if isinstance(value, bool):
-            return int(value)
-        if isinstance(value, int):
-            return value
-        if isinstance(value, float) and value.is_integer():
-            return int(value)
-        if isinstance(value, str):
+            number = int(value)
+        elif isinstance(value, int):
+            number = value
+        elif isinstance(value, (float, Decimal)) and value == int(value):
+            number = int(value)
+        elif isinstance(value, str):
             try:
-                return int(value)
+                number = int(value)
             except ValueError:
                 pass
-        raise BodyError(structure, path, "an integer", value)
+        if number is None or not -(2**63) <= number < 2**63:
+            raise BodyError(structure, path, "an integer (a Java long)", value)
+        return number
     if hint is float:
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if isinstance(value, (int, float, Decimal)) and not isinstance(value, bool):
             return float(value)
         if isinstance(value, str):
             try:
@@ -324,16 +389,23 @@ def convert(hint, value, structure: str, path: str):
                 pass
         raise BodyError(structure, path, "a number", value)
     if hint is MessageQueue:
+        if isinstance(value, str) and value.startswith("{"):  # a key written as a string holding the object
+            try:
+                value = parse(value)
+            except JsonSyntaxError:
+                pass
         if not isinstance(value, (dict, ObjectKey)):
             raise BodyError(structure, path, "a MessageQueue object", value)
         return MessageQueue(convert(str, value.get("topic"), structure, f"{path}.topic"),
                             convert(str, value.get("brokerName"), structure, f"{path}.brokerName"),
                             convert(int, value.get("queueId", 0), structure, f"{path}.queueId") or 0)
     if isinstance(hint, type) and issubclass(hint, enum.Enum):
-        try:
-            return hint[value] if isinstance(value, str) else list(hint)[value]
-        except (KeyError, IndexError, TypeError):
-            raise BodyError(structure, path, f"one of {[e.name for e in hint]}", value) from None
+        # fastjson: a name, ASCII case ignored (unknown -> null), or an ordinal (out of range: error)
+        if isinstance(value, str):
+            return hint.__members__.get(value.upper())
+        if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < len(hint):
+            return list(hint)[value]
+        raise BodyError(structure, path, f"one of {[e.name for e in hint]} or its ordinal", value)
     if dataclasses.is_dataclass(hint):
         if not isinstance(value, (dict, ObjectKey)):
             raise BodyError(structure, path, f"a {hint.__name__} object", value)

@@ -14,7 +14,8 @@ from typing import Any
 
 from pymq_ref.formats.message_queue import MessageQueue
 
-from .heartbeat import SubscriptionData
+from .bean import set_of
+from .heartbeat import ConsumeFromWhere, ConsumeType, MessageModel, SubscriptionData
 
 
 @dataclass
@@ -28,21 +29,21 @@ class LockBatchRequestBody:
 
     consumer_group: str | None = None
     client_id: str | None = None
-    mq_set: list[MessageQueue] = field(default_factory=list)
+    mq_set: set_of(MessageQueue) = field(default_factory=list)
 
 
 @dataclass
 class UnlockBatchRequestBody:
     consumer_group: str | None = None
     client_id: str | None = None
-    mq_set: list[MessageQueue] = field(default_factory=list)
+    mq_set: set_of(MessageQueue) = field(default_factory=list)
 
 
 @dataclass
 class LockBatchResponseBody:
     FASTJSON_NAMES = {"lock_ok_mq_set": "lockOKMQSet"}
 
-    lock_ok_mq_set: list[MessageQueue] = field(default_factory=list)
+    lock_ok_mq_set: set_of(MessageQueue) = field(default_factory=list)
 
 
 @dataclass
@@ -67,9 +68,9 @@ class ConsumerConnection:
     connection_set: list[Connection] = field(default_factory=list)
     subscription_table: dict[str, SubscriptionData] = field(default_factory=dict,
                                                             metadata={"java": ("ConcurrentHashMap", 16)})
-    consume_type: str | None = None
-    message_model: str | None = None
-    consume_from_where: str | None = None
+    consume_type: ConsumeType | None = None
+    message_model: MessageModel | None = None
+    consume_from_where: ConsumeFromWhere | None = None
 
 
 @dataclass
@@ -174,8 +175,22 @@ class ConsumerRunningInfo:
     jstack: str | None = None
 
 
+def _format_date(ms: int) -> str:
+    """``UtilAll.formatDate(date, "yyyy-MM-dd#HH:mm:ss:SSS")`` in UTC (Java uses the JVM's time zone)."""
+    import datetime
+    t = datetime.datetime.fromtimestamp(ms / 1000, datetime.timezone.utc)
+    return t.strftime("%Y-%m-%d#%H:%M:%S:") + f"{ms % 1000:03d}"
+
+
 @dataclass
 class QueueTimeSpan:
+    """Per queue: the store times a group has consumed between; its getters also write the three
+    times as text (``*Str``), formatted in the writer's time zone — UTC here."""
+
+    FASTJSON_GETTERS = {"minTimeStampStr": lambda s: _format_date(s.min_time_stamp),
+                        "maxTimeStampStr": lambda s: _format_date(s.max_time_stamp),
+                        "consumeTimeStampStr": lambda s: _format_date(s.consume_time_stamp)}
+
     message_queue: MessageQueue | None = None
     min_time_stamp: int = 0
     max_time_stamp: int = 0
@@ -190,7 +205,7 @@ class QueryConsumeTimeSpanBody:
 
 @dataclass
 class GroupList:
-    group_list: list[str] = field(default_factory=list)
+    group_list: set_of(str) = field(default_factory=list)
 
 
 @dataclass
@@ -203,3 +218,101 @@ class ConsumerOffsetSerializeWrapper:
     """GET_ALL_CONSUMER_OFFSET: ``topic@group`` -> queue id -> offset (as consumerOffset.json)."""
 
     offset_table: dict[str, dict[int, int]] = field(default_factory=dict, metadata={"java": ("ConcurrentHashMap", 512)})
+
+
+@dataclass
+class MessageQueueForC:
+    """A queue and an offset, as the C++ client's reset-offset body lists them."""
+
+    topic: str | None = None
+    broker_name: str | None = None
+    queue_id: int = 0
+    offset: int = 0
+
+
+@dataclass
+class ResetOffsetBodyForC:
+    """RESET_CONSUMER_CLIENT_OFFSET's body for C++ clients (a list instead of a MessageQueue-keyed map)."""
+
+    offset_table: list[MessageQueueForC] | None = None
+
+
+@dataclass
+class ConsumeByWho:
+    consumed_group: set_of(str) = field(default_factory=list)
+    not_consumed_group: set_of(str) = field(default_factory=list)
+    topic: str | None = None
+    queue_id: int = 0
+    offset: int = 0
+
+
+@dataclass
+class ConsumeQueueData:
+    """One consume-queue unit as QUERY_CONSUME_QUEUE shows it."""
+
+    physic_offset: int = 0
+    physic_size: int = 0
+    tags_code: int = 0
+    extend_data_json: str | None = None
+    bit_map: str | None = None
+    eval: bool = False
+    msg: str | None = None
+
+
+@dataclass
+class QueryConsumeQueueResponseBody:
+    subscription_data: SubscriptionData | None = None
+    filter_data: str | None = None
+    queue_data: list[ConsumeQueueData] | None = None
+    max_queue_index: int = 0
+    min_queue_index: int = 0
+
+
+@dataclass
+class ConsumeStatsList:
+    """GET_BROKER_CONSUME_STATS: per subscription group, its consume stats."""
+
+    consume_stats_list: list[dict[str, list[ConsumeStats]]] = field(default_factory=list)
+    broker_addr: str | None = None
+    total_diff: int = 0
+
+
+@dataclass
+class OffsetMovedEvent:
+    """The body of a message in ``OFFSET_MOVED_EVENT``: a pull asked for an offset the queue no longer has."""
+
+    consumer_group: str | None = None
+    message_queue: MessageQueue | None = None
+    offset_request: int = 0
+    offset_new: int = 0
+
+
+@dataclass
+class RollbackStats:
+    broker_name: str | None = None
+    queue_id: int = 0
+    broker_offset: int = 0
+    consumer_offset: int = 0
+    timestamp_offset: int = 0
+    rollback_offset: int = 0
+
+
+@dataclass
+class KVConfigSerializeWrapper:
+    """The name server's ``kvConfig.json``: namespace -> key -> value."""
+
+    config_table: dict[str, dict[str, str]] | None = None
+
+
+@dataclass
+class DelayOffsetSerializeWrapper:
+    """The store's ``delayOffset.json``: delay level -> offset in SCHEDULE_TOPIC_XXXX (GET_ALL_DELAY_OFFSET)."""
+
+    offset_table: dict[int, int] = field(default_factory=dict, metadata={"java": ("ConcurrentHashMap", 32)})
+
+
+@dataclass
+class OffsetSerializeWrapper:
+    """A broadcasting consumer's local offset file: queue -> offset."""
+
+    offset_table: dict[MessageQueue, int] = field(default_factory=dict, metadata={"java": ("ConcurrentHashMap", 16)})

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from pymq_ref.formats.beans import DataVersion, TopicConfig
 
-from .bean import BodyError, decode_json, encode_body
+from .bean import BodyError, decode_json, encode_body, set_of
 
 
 @dataclass
@@ -59,14 +59,14 @@ class ClusterInfo:
     """GET_BROKER_CLUSTER_INFO's answer: brokers by name, broker names by cluster."""
 
     broker_addr_table: dict[str, BrokerData] | None = field(default=None, metadata={"java": ("HashMap", 128)})
-    cluster_addr_table: dict[str, list[str]] | None = field(default=None, metadata={"java": ("HashMap", 32)})
+    cluster_addr_table: dict[str, set_of(str)] | None = field(default=None, metadata={"java": ("HashMap", 32)})
 
 
 @dataclass
 class TopicList:
     """A set of topic names (and, for system topics, one broker address)."""
 
-    topic_list: list[str] = field(default_factory=list)
+    topic_list: set_of(str) = field(default_factory=list)
     broker_addr: str | None = None
 
 

@@ -7,7 +7,7 @@ names, types, ``@CFNotNull`` and initial values, in declaration order. Data only
 
 from __future__ import annotations
 
-from ..header import CommandHeader, field, BOOLEAN, BOOLEAN_PRIMITIVE, INTEGER, STRING
+from ..header import LIST, CommandHeader, field, BOOLEAN, BOOLEAN_PRIMITIVE, INTEGER, STRING
 
 
 class CreateTopicRequestHeader(CommandHeader):
@@ -126,6 +126,10 @@ class GetBrokerAclConfigResponseHeader(CommandHeader):
 
 
 class GetBrokerClusterAclConfigResponseHeader(CommandHeader):
-    """The answer to GET_BROKER_CLUSTER_ACL_CONFIG (54) (no fields)."""
+    """The answer to GET_BROKER_CLUSTER_ACL_CONFIG (54). Its one field is a ``List``, which 4.9.4
+    writes as ``List.toString()`` and cannot read back (the accounts travel in the body)."""
 
-    FIELDS = ()
+    FIELDS = (
+        field("plainAccessConfigs", LIST,
+              doc="the ACL accounts as List.toString() (unreadable; the body carries them)"),
+    )
