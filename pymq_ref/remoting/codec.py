@@ -61,9 +61,16 @@ _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 #: the way BigDecimal.toString does ("1.50", "1E+3") when they become ext values.
 _loads = json.JSONDecoder(parse_float=Decimal).decode
 _I32_RANGE = (-(2**31), 2**31 - 1)
-#: Characters where Python's ``json.dumps`` and fastjson write different text (see
-#: :func:`pymq_ref.formats.fastjson.java_json_string`): any escape json made, C1 controls, U+2028/9.
-_FASTJSON_DIFFERS = re.compile("\\\\u00|[\x7f-\x9f\u2028\u2029]")
+#: Where Python's ``json.dumps`` and fastjson write different text (see
+#: :func:`pymq_ref.formats.fastjson.java_json_string`): a ``\u00XX`` escape with a hex letter (json
+#: writes it lower case, fastjson upper case), DEL and C1 controls, U+2028/9 (json leaves them raw).
+#: The properties separators \u0001 and \u0002 are written the same by both.
+_LOWER_HEX_ESCAPE = re.compile(r"\\u00(?:0[bef]|1[a-f])")
+_RAW_DIFFERS = re.compile("[\x7f-\x9f\u2028\u2029]")
+
+
+def _fastjson_differs(text: str) -> bool:
+    return bool(_LOWER_HEX_ESCAPE.search(text)) or (not text.isascii() and bool(_RAW_DIFFERS.search(text)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,29 +92,47 @@ def _java_order(keys: tuple[str, ...]) -> tuple[str, ...]:
 def wire_ext(cmd: RemotingCommand) -> dict[str, str] | None:
     """The ext map in the order a Java peer iterates it (``HashMap`` of ext fields, then the
     custom header's fields put into it); None when the header has no ``extFields`` member."""
-    if not cmd.has_ext():
-        return None
-    merged = {k: v for k, v in cmd.ext().items() if v is not None}
-    return {k: merged[k] for k in _java_order(tuple(merged))}
+    ext, header = cmd.ext_fields, cmd.custom_header
+    if header is None:
+        if ext is None:
+            return None
+        merged = {k: v for k, v in ext.items() if v is not None}
+    elif ext is None:
+        merged = header.to_ext()
+    else:
+        merged = {k: v for k, v in ext.items() if v is not None}
+        merged.update(header.to_ext())
+    order = _java_order(tuple(merged))
+    return {k: merged[k] for k in order}
+
+
+_STYPE_NAMES = {0: "JSON", 1: "ROCKETMQ"}
 
 
 def encode_json_header(cmd: RemotingCommand) -> bytes:
-    """The fastjson text of the command bean, UTF-8."""
+    """The fastjson text of the command bean, UTF-8 (members in fastjson's order, nulls left out)."""
     ext = wire_ext(cmd)
     language = cmd.language.name if isinstance(cmd.language, LanguageCode) else None
-    bean = {"code": cmd.code}
-    if ext is not None:
-        bean["extFields"] = ext
-    bean["flag"] = cmd.flag
-    if language is not None:
-        bean["language"] = language
-    bean["opaque"] = cmd.opaque
-    if cmd.remark is not None:
-        bean["remark"] = cmd.remark
-    bean["serializeTypeCurrentRPC"] = SerializeType(cmd.serialize_type).name
-    bean["version"] = cmd.version
-    text = _dumps(bean)
-    if _FASTJSON_DIFFERS.search(text):
+    ext_text = "" if ext is None else ',"extFields":' + _dumps(ext)
+    lang_text = "" if language is None else f',"language":"{language}"'
+    remark_text = "" if cmd.remark is None else ',"remark":' + _dumps(cmd.remark)
+    code, flag, opaque, version = cmd.code, cmd.flag, cmd.opaque, cmd.version
+    if not (type(code) is int and type(flag) is int and type(opaque) is int and type(version) is int):
+        code, flag, opaque, version = int(code), int(flag), int(opaque), int(version)
+    text = (f'{{"code":{code}{ext_text},"flag":{flag}{lang_text},"opaque":{opaque}{remark_text},'
+            f'"serializeTypeCurrentRPC":"{_STYPE_NAMES[int(cmd.serialize_type)]}","version":{version}}}')
+    if _fastjson_differs(text):
+        bean = {"code": code}
+        if ext is not None:
+            bean["extFields"] = ext
+        bean["flag"] = flag
+        if language is not None:
+            bean["language"] = language
+        bean["opaque"] = opaque
+        if cmd.remark is not None:
+            bean["remark"] = cmd.remark
+        bean["serializeTypeCurrentRPC"] = _STYPE_NAMES[int(cmd.serialize_type)]
+        bean["version"] = version
         text = _fastjson_text(bean)
     return text.encode("utf-8", "replace")
 
@@ -276,7 +301,7 @@ def _language(value, at: int) -> LanguageCode | None:
 
 
 def _decode_json_header(header: memoryview, at: int, spans: list[Span] | None, body: bytes | None) -> RemotingCommand:
-    text = bytes(header).decode("utf-8", "replace")
+    text = str(header, "utf-8", "replace")
     if text.startswith("\ufeff"):  # fastjson skips a byte-order mark
         text = text[1:]
     try:
@@ -302,12 +327,18 @@ def _decode_json_header(header: memoryview, at: int, spans: list[Span] | None, b
                 ext = {str(k): _ext_value(v) for k, v in ext.items()}
                 break
     language = obj.get("language", LanguageCode.JAVA)
+    get = obj.get
+    code, version, opaque, flag = get("code"), get("version", 0), get("opaque", 0), get("flag", 0)
+    if not (type(code) is int and type(version) is int and type(opaque) is int and type(flag) is int
+            and -2**31 <= opaque < 2**31 and -2**31 <= code < 2**31 and -2**31 <= flag < 2**31
+            and -2**31 <= version < 2**31):
+        code, version = _int_member(obj, "code", 0, at), _int_member(obj, "version", 0, at)
+        opaque, flag = _int_member(obj, "opaque", 0, at), _int_member(obj, "flag", 0, at)
     cmd = RemotingCommand(
-        _int_member(obj, "code", 0, at),
+        code,
         (_LANGUAGE_NAMES.get(language) or _language(language, at)) if type(language) is str else (
             language if language is LanguageCode.JAVA else _language(language, at)),
-        _int_member(obj, "version", 0, at), _int_member(obj, "opaque", 0, at), _int_member(obj, "flag", 0, at),
-        remark, ext, body, SerializeType.JSON)
+        version, opaque, flag, remark, ext, body, SerializeType.JSON)
     if spans is not None:
         spans.extend(json_member_spans(bytes(header), at))
     return cmd

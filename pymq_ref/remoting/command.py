@@ -22,7 +22,7 @@ from .header import CommandHeader
 H = TypeVar("H", bound=CommandHeader)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class RemotingCommand:
     """A request (``flag`` bit 0 clear) or a response (bit 0 set); bit 1 marks a oneway request.
 
@@ -41,6 +41,23 @@ class RemotingCommand:
     body: bytes | None = None
     serialize_type: SerializeType = SerializeType.JSON
     custom_header: CommandHeader | None = None
+
+    def __init__(self, code: int, language: LanguageCode | None = LanguageCode.JAVA, version: int = CURRENT_VERSION,
+                 opaque: int = 0, flag: int = 0, remark: str | None = None,
+                 ext_fields: Mapping[str, str | None] | None = None, body: bytes | None = None,
+                 serialize_type: SerializeType = SerializeType.JSON, custom_header: CommandHeader | None = None):
+        # frozen: fields are set once, here (one call instead of a dataclass __init__'s ten)
+        _set = object.__setattr__
+        _set(self, "code", code)
+        _set(self, "language", language)
+        _set(self, "version", version)
+        _set(self, "opaque", opaque)
+        _set(self, "flag", flag)
+        _set(self, "remark", remark)
+        _set(self, "ext_fields", ext_fields)
+        _set(self, "body", body)
+        _set(self, "serialize_type", serialize_type)
+        _set(self, "custom_header", custom_header)
 
     # -- construction -----------------------------------------------------------------------
     @classmethod

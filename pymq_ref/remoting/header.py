@@ -150,6 +150,7 @@ class CommandHeader:
         cls._BY_ATTR = {f.attr: f for f in cls.FIELDS}
         if not cls.JAVA:
             cls.JAVA = cls.__name__
+        cls.to_ext, cls.from_ext = _compile(cls)
 
     def __init__(self, **values):
         d = self.__dict__
@@ -164,7 +165,7 @@ class CommandHeader:
         d["invalid"] = ()
 
     # -- to the wire ------------------------------------------------------------------------
-    def to_ext(self) -> dict[str, str]:
+    def to_ext(self) -> dict[str, str]:  # replaced per class by a compiled fast path (see _compile)
         """``makeCustomHeaderToNet``: the ext entries, in declaration order, nulls left out."""
         d = self.__dict__
         out = {}
@@ -180,8 +181,10 @@ class CommandHeader:
         return out
 
     # -- from the wire ----------------------------------------------------------------------
+    _to_ext_reference = to_ext
+
     @classmethod
-    def from_ext(cls, ext: Mapping[str, str | None] | None):
+    def from_ext(cls, ext: Mapping[str, str | None] | None):  # replaced per class by a compiled fast path
         """``decodeCommandCustomHeader``: lenient as 4.9.4 (see the module docstring).
 
         A FAST header raises :class:`HeaderFieldError` for an unparsable number (the request
@@ -210,6 +213,8 @@ class CommandHeader:
         d["invalid"] = tuple(invalid)
         return obj
 
+    _from_ext_reference = from_ext
+
     # -- helpers ----------------------------------------------------------------------------
     @classmethod
     def java_name(cls) -> str:
@@ -234,6 +239,53 @@ class CommandHeader:
         if name not in self._BY_ATTR:
             raise AttributeError(f"{type(self).__name__} has no field {name!r}")
         self.__dict__[name] = value
+
+
+def _compile(cls: type[CommandHeader]):
+    """Per-class ``to_ext`` / ``from_ext`` specialised to its fields (as dataclasses writes its
+    ``__init__``): the common values — strings, small decimal numbers, booleans — take a straight
+    path; anything else falls back to the reference implementations above, which have the same
+    results and raise the typed errors."""
+    env = {"slow_to": CommandHeader._to_ext_reference, "slow_from": CommandHeader._from_ext_reference.__func__,
+           "new": object.__new__, "fmt_list": _format_list}
+    to_lines = ["def to_ext(self):", " d = self.__dict__", " out = {}"]
+    from_lines = ["def from_ext(cls, ext):", " if ext is None:", "  return slow_from(cls, ext)",
+                  " obj = new(cls)", " d = obj.__dict__", " get = ext.get", " missing = None"]
+    for i, f in enumerate(cls.FIELDS):
+        env[f"init{i}"] = f.initial
+        name, attr, t = repr(f.name), repr(f.attr), f.jtype
+        to_lines += [f" v = d[{attr}]", " if v is not None:"]
+        from_lines += [f" r = get({name})", " if r is None:", f"  d[{attr}] = init{i}"]
+        if f.required:
+            from_lines += ["  missing = (missing or []) + [" + name + "]"]
+        from_lines += [" else:"]
+        if t is STRING:
+            to_lines += [f"  out[{name}] = v if v.__class__ is str else str(v)"]
+            from_lines += [f"  d[{attr}] = r"]
+        elif t.python is int:
+            lo, hi = t.range
+            digits = 9 if hi < 2**31 else 18
+            to_lines += [f"  if v.__class__ is int and {lo} <= v <= {hi}:", f"   out[{name}] = str(v)",
+                         "  else:", "   return slow_to(self)"]
+            from_lines += [f"  if r.isascii() and (r.isdigit() or (r[:1] == '-' and r[1:].isdigit())) "
+                           f"and len(r) <= {digits}:", f"   d[{attr}] = int(r)", "  else:",
+                           "   return slow_from(cls, ext)"]
+        elif t.python is bool:
+            to_lines += [f"  if v is True:", f"   out[{name}] = 'true'", "  elif v is False:",
+                         f"   out[{name}] = 'false'", "  else:", "   return slow_to(self)"]
+            from_lines += [f"  d[{attr}] = r == 'true' or (r != 'false' and r.lower() == 'true')"]
+        else:  # List and other rare types
+            to_lines += ["  return slow_to(self)"]
+            from_lines += ["  return slow_from(cls, ext)"]
+    to_lines += [" return out"]
+    from_lines += [" d['missing'] = tuple(missing) if missing else ()", " d['invalid'] = ()", " return obj"]
+    exec("\n".join(to_lines), env)  # noqa: S102 - generated from the class's own field table
+    exec("\n".join(from_lines), env)  # noqa: S102
+    to_ext = env["to_ext"]
+    to_ext.__doc__ = CommandHeader._to_ext_reference.__doc__
+    from_ext = env["from_ext"]
+    from_ext.__doc__ = CommandHeader._from_ext_reference.__func__.__doc__
+    return to_ext, classmethod(from_ext)
 
 
 def header_table(cls: type[CommandHeader]) -> list[tuple[str, str, str, str]]:

@@ -122,6 +122,7 @@ class RemotingProtocol(asyncio.Protocol):
         self.peer = self.local = "?"
         self._idle: asyncio.TimerHandle | None = None
         self._last_activity = 0.0
+        self._corked: list[bytes] | None = None
         self._lost = False
         self.ready = asyncio.get_event_loop().create_future()
         self.gone = asyncio.get_event_loop().create_future()  # set once connection_lost ran
@@ -183,7 +184,19 @@ class RemotingProtocol(asyncio.Protocol):
 
     def _drain(self) -> None:
         """Serve what the buffer holds — but no more requests than the limits allow: the rest waits
-        in the buffer (reading is paused meanwhile) until answers free some room."""
+        in the buffer (reading is paused meanwhile) until answers free some room. Answers given
+        while draining go out together at the end."""
+        self._corked = []
+        try:
+            self._drain_events()
+        finally:
+            out, self._corked = self._corked, None
+            if out and not self.closed and self.transport is not None:
+                self._touch()
+                self.transport.write(b"".join(out))
+        self._flow_control()
+
+    def _drain_events(self) -> None:
         while not self.closed:
             if self._busy():
                 break
@@ -209,7 +222,6 @@ class RemotingProtocol(asyncio.Protocol):
             elif isinstance(event, ConnectionClosed):
                 self.close()
                 return
-        self._flow_control()
 
     def _serve(self, event: Request) -> None:
         request = event.command
@@ -253,9 +265,14 @@ class RemotingProtocol(asyncio.Protocol):
 
     # -- output -----------------------------------------------------------------------------
     def write(self, command: RemotingCommand, *, unsolicited: bool = False) -> None:
+        """Encode and send ``command``; while the protocol drains a batch of received requests the
+        answers are gathered and sent in one write (one system call for a pipelined burst)."""
         if self.closed:
             raise RemotingClosedError(f"connection to {self.peer} is closed")
         data = self.conn.send(command, unsolicited=unsolicited)
+        if self._corked is not None:
+            self._corked.append(data)
+            return
         self._touch()
         self.transport.write(data)
         if command.is_response:
