@@ -120,9 +120,11 @@ class RemotingCommand:
 
     def header(self, cls: type[H]) -> H:
         """The ext map decoded as ``cls`` (lenient as 4.9.4: see :class:`CommandHeader.from_ext`)."""
+        if self.custom_header is None:
+            return cls.from_ext(self.ext_fields)
         if isinstance(self.custom_header, cls) and self.ext_fields is None:
             return self.custom_header
-        return cls.from_ext(self.ext() if self.has_ext() else None)
+        return cls.from_ext(self.ext())
 
     def __repr__(self) -> str:
         kind = "response" if self.is_response else ("oneway" if self.is_oneway else "request")
