@@ -16,34 +16,19 @@ import asyncio
 import os
 import re
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools" / "rocketmq_namesrv"))
 from _common import ROOT, Row, interleaved_best, parser, report  # noqa: E402
+from procs import port_free as free, start, stop, wait_port  # noqa: E402
 
 THREADS = 16
 REAL_PORT, OUR_PORT = 23986, 23886
-
-
-def free(port: int) -> bool:
-    with socket.socket() as s:
-        return s.connect_ex(("127.0.0.1", port)) != 0
-
-
-def wait_port(port: int, timeout: float = 60) -> None:
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if not free(port):
-            return
-        time.sleep(0.2)
-    raise SystemExit(f"nothing listens on {port}")
 
 
 def register(address: str) -> None:
@@ -96,11 +81,9 @@ def main() -> int:
                     str(ROOT / "tools" / "rocketmq_namesrv" / "java" / "RouteBench.java")], check=True)
     with open(os.path.join(work, "namesrv.conf"), "w") as f:
         f.write(f"listenPort={REAL_PORT}\n")
-    procs = [subprocess.Popen([run_sh, "namesrv", "-c", os.path.join(work, "namesrv.conf")], env=env,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True),
-             subprocess.Popen([sys.executable, "-m", "pymq_ref.cli", "namesrv", "--listen", f"127.0.0.1:{OUR_PORT}",
-                               "--kv-config", os.path.join(work, "kv.json")], stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL, start_new_session=True)]
+    procs = [start([run_sh, "namesrv", "-c", os.path.join(work, "namesrv.conf")], env=env),
+             start([sys.executable, "-m", "pymq_ref.cli", "namesrv", "--listen", f"127.0.0.1:{OUR_PORT}",
+                    "--kv-config", os.path.join(work, "kv.json")])]
     try:
         wait_port(REAL_PORT)
         wait_port(OUR_PORT)
@@ -112,8 +95,7 @@ def main() -> int:
         del real_keep
     finally:
         for p in procs:
-            os.killpg(p.pid, signal.SIGTERM)
-            p.wait(30)
+            stop(p)
     rows = [Row(f"GET_ROUTEINFO_BY_TOPIC, {THREADS} Java client threads", o, b, "req/s", 1.0,
                 "same Java program (NettyRemotingClient.invokeSync) against each; baseline: the real 4.9.4 name server")]
     return report("bench_namesrv", "Name server vs the real RocketMQ 4.9.4 name server (route lookups)", rows,

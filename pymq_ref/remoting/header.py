@@ -271,7 +271,7 @@ def _compile(cls: type[CommandHeader]):
                            f"and len(r) <= {digits}:", f"   d[{attr}] = int(r)", "  else:",
                            "   return slow_from(cls, ext)"]
         elif t.python is bool:
-            to_lines += [f"  if v is True:", f"   out[{name}] = 'true'", "  elif v is False:",
+            to_lines += ["  if v is True:", f"   out[{name}] = 'true'", "  elif v is False:",
                          f"   out[{name}] = 'false'", "  else:", "   return slow_to(self)"]
             from_lines += [f"  d[{attr}] = r == 'true' or (r != 'false' and r.lower() == 'true')"]
         else:  # List and other rare types

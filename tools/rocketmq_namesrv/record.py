@@ -17,31 +17,18 @@ import argparse
 import asyncio
 import json
 import os
-import signal
-import socket
-import subprocess
 import sys
 import tempfile
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "tests"))
+sys.path.insert(0, HERE)
 
 from namesrv_scenarios import Player, outcome_record, wait_route_gone  # noqa: E402
+from procs import start, stop, wait_port  # noqa: E402
 
 OUT = os.path.join(ROOT, "tests", "data", "rocketmq-4.9.4-namesrv", "answers.jsonl")
-
-
-def wait_port(port: int, timeout: float = 60.0) -> None:
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), 0.5).close()
-            return
-        except OSError:
-            time.sleep(0.3)
-    raise SystemExit(f"the real name server did not open port {port} within {timeout} s")
 
 
 def main() -> int:
@@ -59,8 +46,7 @@ def main() -> int:
     with open(conf, "w") as f:
         f.write(f"listenPort={args.port}\n")
     env = dict(os.environ, RMQ_USER_HOME=work)
-    proc = subprocess.Popen([run_sh, "namesrv", "-c", conf], env=env, stdout=open(os.path.join(work, "out.log"), "w"),
-                            stderr=subprocess.STDOUT, start_new_session=True)
+    proc = start([run_sh, "namesrv", "-c", conf], os.path.join(work, "out.log"), env)
     try:
         wait_port(args.port)
         address = f"127.0.0.1:{args.port}"
@@ -70,8 +56,7 @@ def main() -> int:
 
         outcomes = asyncio.run(Player(address, expire).play())
     finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(30)
+        stop(proc)
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
     with open(args.out, "w", encoding="utf-8") as f:
         for o in outcomes:

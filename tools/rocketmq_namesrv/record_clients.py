@@ -22,8 +22,6 @@ import argparse
 import json
 import os
 import re
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -32,32 +30,11 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 OUT = os.path.join(ROOT, "tests", "data", "rocketmq-4.9.4-namesrv")
+sys.path.insert(0, HERE)
+from procs import start, stop, wait_port  # noqa: E402
 PY = sys.executable
 REAL_NS, REAL_PX, OUR_NS, OUR_PX, BROKER = 23976, 23977, 23876, 23877, 23911
 TOPIC = "RoundTripTopic"
-
-
-def wait_port(port: int, timeout: float = 60.0) -> None:
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), 0.5).close()
-            return
-        except OSError:
-            time.sleep(0.3)
-    raise SystemExit(f"nothing listens on {port} after {timeout} s")
-
-
-def start(cmd: list[str], log: str, env=None) -> subprocess.Popen:
-    return subprocess.Popen(cmd, stdout=open(log, "w"), stderr=subprocess.STDOUT, env=env, start_new_session=True)
-
-
-def stop(proc: subprocess.Popen) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(30)
-    except (ProcessLookupError, subprocess.TimeoutExpired):
-        os.killpg(proc.pid, signal.SIGKILL)
 
 
 def mqadmin(run_sh: str, env, *args) -> str:
