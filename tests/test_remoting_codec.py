@@ -210,3 +210,17 @@ def test_any_command_round_trips_through_both_serializations(cmd):
 def test_json_ext_fields_reencode_byte_for_byte(pairs):
     cmd = RemotingCommand.request(11, dict(pairs))
     assert encode(decode(encode(cmd)).command) == encode(cmd)
+
+
+def test_compressed_registration_is_the_bytes_java_writes():
+    """RegisterBrokerBody.encode(true) copies the topics into a default ConcurrentHashMap first: its
+    order, not the broker table's, is the order of the compressed body (corpus/frames/bodies/)."""
+    from pathlib import Path
+
+    from pymq_ref.remoting.bodies import decode_register_body
+    from pymq_ref.remoting.bodies.route import encode_register_body
+
+    bodies = Path(__file__).resolve().parents[1] / "corpus" / "frames" / "bodies"
+    for case in ("RegisterBrokerBody", "RegisterBrokerBody.filterServers"):
+        body = decode_register_body((bodies / f"{case}.default.bin").read_bytes())
+        assert encode_register_body(body, compressed=True) == (bodies / f"{case}.compressed.bin").read_bytes(), case

@@ -83,17 +83,19 @@ def _table_size_for(c: int) -> int:
 def java_map_order(keys: list, kind="HashMap") -> list:
     """``keys`` (in insertion order) in the iteration order of a Java map (or set) of ``kind``:
     ``"HashMap"`` (a default ``new HashMap<>()``/``HashSet``), ``("HashMap", initialCapacity)``,
+    ``"ConcurrentHashMap"`` (a default ``new ConcurrentHashMap<>()``: 16 bins),
     ``("ConcurrentHashMap", initialCapacity)``, ``"TreeMap"`` or ``"keep"`` (LinkedHashMap, lists).
     A Java table never shrinks, so a map that once held many more keys may iterate differently."""
     if kind == "keep" or len(keys) < 2:
         return list(keys)
     if kind == "TreeMap":
         return sorted(keys, key=_sort_key)
-    if isinstance(kind, tuple) and kind[0] == "ConcurrentHashMap":
-        c = kind[1]
-        n = 1
-        while n < c + (c >> 1) + 1:
-            n <<= 1
+    if kind == "ConcurrentHashMap" or isinstance(kind, tuple) and kind[0] == "ConcurrentHashMap":
+        n = 16 if kind == "ConcurrentHashMap" else 1
+        if isinstance(kind, tuple):
+            c = kind[1]
+            while n < c + (c >> 1) + 1:
+                n <<= 1
         while len(keys) >= n - (n >> 2):
             n <<= 1
         mask = n - 1

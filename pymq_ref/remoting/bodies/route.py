@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from pymq_ref.formats.beans import DataVersion, TopicConfig
 
-from .bean import BodyError, decode_json, encode_body, set_of
+from .bean import BodyError, decode_json, encode_body, java_map_order, set_of
 
 
 @dataclass
@@ -116,16 +116,19 @@ def parse_topic_config_text(text: str) -> TopicConfig:
 
 
 def encode_register_body(body: RegisterBrokerBody, compressed: bool = False) -> bytes:
-    """``RegisterBrokerBody.encode(compress)``: JSON, or the zlib stream of the length-prefixed form."""
+    """``RegisterBrokerBody.encode(compress)``: JSON, or the zlib stream of the length-prefixed form
+    (topics in the iteration order of the default ``ConcurrentHashMap`` Java copies them into)."""
     if not compressed:
         return encode_body(body)
     wrapper = body.topic_config_serialize_wrapper
     out = bytearray()
     for blob in [encode_body(wrapper.data_version)]:
         out += _I32.pack(len(blob)) + blob
-    out += _I32.pack(len(wrapper.topic_config_table))
-    for tc in wrapper.topic_config_table.values():
-        blob = topic_config_text(tc).encode("utf-8")
+    table = wrapper.topic_config_table
+    out += _I32.pack(len(table))
+    # cloneTopicConfigTable copies the broker's ConcurrentHashMap(1024) into a default one first
+    for name in java_map_order(java_map_order(list(table), ("ConcurrentHashMap", 1024)), "ConcurrentHashMap"):
+        blob = topic_config_text(table[name]).encode("utf-8")
         out += _I32.pack(len(blob)) + blob
     blob = encode_body(body.filter_server_list)
     out += _I32.pack(len(blob)) + blob
