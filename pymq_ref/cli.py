@@ -36,7 +36,8 @@ def _count(text: str) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="pymq", description="pymq-ref: inspect and test Apache RocketMQ 4.9.4 store files.")
+        prog="pymq", description="pymq-ref: inspect and test Apache RocketMQ 4.9.4 store files, and run its "
+                                 "name server and a recording relay on the wire.")
     parser.add_argument("--version", action="version", version=f"pymq-ref {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -68,6 +69,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_doctor(commands)
     _add_query(commands)
     _add_fill(commands)
+    from .remoting.cli import add_wire_subcommands
+
+    add_wire_subcommands(commands)
     from .spark.cli import add_spark_subcommand  # imports pyspark only when a spark command runs
 
     add_spark_subcommand(commands)

@@ -28,7 +28,7 @@ import json
 import re
 from typing import Any
 
-__all__ = ["dumps", "loads", "camel", "bean_fields"]
+__all__ = ["dumps", "loads", "camel", "bean_fields", "java_json_string"]
 
 
 def camel(snake: str) -> str:
@@ -50,11 +50,23 @@ def bean_fields(obj) -> list[tuple[str, Any]]:
 
 
 _ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
-_NEEDS_ESCAPE = re.compile(r'["\\\x00-\x1f]')
+#: What fastjson 1.2.69's default ``SerializeWriter`` escapes inside a double-quoted string:
+#: quote and backslash, the C0 controls (\\b \\t \\n \\f \\r short, the rest \\u00XX), DEL and
+#: the C1 controls (0x7F-0x9F), and U+2028/U+2029 — hex digits upper case. ``/`` is not escaped.
+_NEEDS_ESCAPE = re.compile('["\\\\\x00-\x1f\x7f-\x9f\u2028\u2029]')
 
 
-def _string(s: str) -> str:
-    return '"' + _NEEDS_ESCAPE.sub(lambda m: _ESCAPES.get(m.group(), f"\\u{ord(m.group()):04x}"), s) + '"'
+def _escape(m: re.Match) -> str:
+    ch = m.group()
+    return _ESCAPES.get(ch) or f"\\u{ord(ch):04X}"
+
+
+def java_json_string(s: str) -> str:
+    """``s`` as fastjson 1.2.69 writes a string by default (see :data:`_NEEDS_ESCAPE`)."""
+    return '"' + _NEEDS_ESCAPE.sub(_escape, s) + '"'
+
+
+_string = java_json_string
 
 
 def _scalar(value) -> str | None:

@@ -28,6 +28,8 @@ KINDS: dict[str, str] = {
     "hash": "a hash (tagsCode, key hash, hash slot)",
     "link": "a pointer to another entry (index chain, slot head)",
     "blank": "filler: end-of-file blank, padding, unused space",
+    "code": "a remoting command's code, language or version",
+    "text": "text: a JSON header, a remark, a header field value",
 }
 
 

@@ -37,6 +37,7 @@ nothing is created, locked, truncated or deleted; recovery only computes where v
 from __future__ import annotations
 
 import enum
+import itertools
 import fcntl
 import logging
 import os
@@ -795,12 +796,14 @@ class MessageStore:
             return GetMessageResult(GetMessageStatus.OFFSET_OVERFLOW_ONE, offset, min_off, max_off)
         if offset > max_off:
             return GetMessageResult(GetMessageStatus.OFFSET_OVERFLOW_BADLY, correct(offset, max_off), min_off, max_off)
-        units = list(cq.iter_units_from(offset))
+        max_filter = max(16000, max_msg_nums * 20) // 20
+        # getIndexBuffer hands over the file's whole readable tail, but the loop looks at no more
+        # than maxFilterMessageCount units: read only those (a long backlog must not cost a pull)
+        units = list(itertools.islice(cq.iter_units_from(offset), max_filter))
         if not units:
             return GetMessageResult(GetMessageStatus.OFFSET_FOUND_NULL, correct(offset, cq.roll_next_file(offset)),
                                     min_off, max_off)
         result = GetMessageResult(GetMessageStatus.NO_MATCHED_MESSAGE, offset, min_off, max_off)
-        max_filter = max(16000, max_msg_nums * 20) // 20
         max_offset_py = self.commit_log.max_offset
         memory = self._memory_for_messages()
         next_phy_file_start = None

@@ -28,6 +28,8 @@ KIND_COLOURS: dict[str, str] = {
     "hash": "#D4A373",        # tan
     "link": "#67E8F9",        # cyan
     "blank": "#F1F5F9",       # near white: filler
+    "code": "#F0ABFC",        # orchid: what a remoting command is
+    "text": "#FEF3C7",        # cream: JSON header text, remarks
 }
 
 #: Two-letter code of each kind, used by the plain-text view's marker line.
@@ -47,6 +49,8 @@ KIND_CODES: dict[str, str] = {
     "hash": "hs",
     "link": "ln",
     "blank": "bl",
+    "code": "cd",
+    "text": "tx",
 }
 
 #: Colour and code for a kind this palette does not know (a bug upstream, but still drawn).
