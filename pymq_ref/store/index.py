@@ -351,6 +351,7 @@ class IndexService:
         but was never synced comes back from a power loss as zeros, and 4.9.4 keeps it."""
         if not os.path.isdir(self.directory):
             return
+        dropping = False
         for name in sorted(os.listdir(self.directory)):
             path = os.path.join(self.directory, name)
             if not os.path.isfile(path) or path in self._ignored:
@@ -363,8 +364,12 @@ class IndexService:
                 continue
             f = IndexFile(path, self.hash_slot_num, self.index_num, read_only=self.read_only)
             f.load()
-            if not last_exit_ok and not self.read_only and (
+            if not last_exit_ok and not self.read_only and (dropping or
                     f.end_timestamp > index_msg_timestamp or (drop_empty and f.index_count <= 1)):
+                # pymq-ref: every later file goes too: recovery rebuilds entries from the end of the
+                # last file kept, so a dropped file in the middle would leave its entries missing
+                # (a clock set back can make a later file end earlier than a dropped one)
+                dropping = drop_empty
                 f.destroy()
                 continue
             self.files.append(f)
