@@ -1,6 +1,7 @@
 """The ``checkpoint`` file (``StoreCheckpoint``): three timestamps that bound recovery.
 
-``storage.md`` §10. The file is mapped with length ``OS_PAGE_SIZE`` = 4096 bytes; only the
+The book's reference appendix, §Checkpoint; ``store/src/main/java/org/apache/rocketmq/store/StoreCheckpoint.java``.
+The file is mapped with length ``OS_PAGE_SIZE`` = 4096 bytes; only the
 first 24 bytes carry data in 4.x (5.x adds two more longs at 24 and 32, which we decode when
 present but never write):
 

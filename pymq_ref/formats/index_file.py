@@ -1,6 +1,7 @@
 """The IndexFile layout: a 40-byte header, a table of hash slots, then 20-byte entries.
 
-``storage.md`` §9, ``index/IndexFile.java``, ``index/IndexHeader.java``. Big-endian throughout::
+The book's reference appendix, §IndexFile; ``store/src/main/java/org/apache/rocketmq/store/index/IndexFile.java``,
+``index/IndexHeader.java``. Big-endian throughout::
 
     +----------------------+----------------------------------+-------------------------------+
     | header (40 bytes)    | hash slots: hashSlotNum x 4 B    | entries: indexNum x 20 B      |

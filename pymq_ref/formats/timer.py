@@ -1,6 +1,8 @@
 """RocketMQ 5.x timer-wheel files: the TimerLog unit, the TimerWheel slot, the ``timercheck`` file.
 
-``delay.md`` §7.3, ``store/timer/{TimerLog,Slot,TimerWheel,TimerCheckpoint}.java`` (5.1.4). Big-endian.
+The book's reference appendix, §Timer files;
+``store/src/main/java/org/apache/rocketmq/store/timer/{TimerLog,Slot,TimerWheel,TimerCheckpoint}.java`` (5.1.4).
+Big-endian.
 
 TimerLog unit (``TimerLog.UNIT_SIZE`` = 52), one per enqueued timer, appended to ``timerlog/``:
 

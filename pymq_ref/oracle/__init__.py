@@ -1,6 +1,6 @@
 """The stable entry point for testing your own RocketMQ-compatible code against pymq-ref.
 
-Everything here is byte-exact with Apache RocketMQ 4.9.4 (see ``shared/spec/vectors.md`` and the
+Everything here is byte-exact with Apache RocketMQ 4.9.4 (see the book's reference appendix and the
 tests) and keeps its name and signature across pymq-ref releases; other modules of the package
 may move. Typical uses::
 
