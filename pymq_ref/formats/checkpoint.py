@@ -55,6 +55,7 @@ def encode_checkpoint(cp: Checkpoint, *, full_page: bool = True) -> bytes:
 
 
 def decode_checkpoint(buf, pos: int = 0, *, base: int = 0, with_spans: bool = True) -> Checkpoint:
+    """The three timestamps at ``buf[pos]`` (``StoreCheckpoint``'s constructor); TruncatedError when short."""
     if pos < 0 or len(buf) - pos < CHECKPOINT.size:
         raise TruncatedError("checkpoint", "physic_msg_timestamp", base + pos,
                              f"{CHECKPOINT.size} bytes", f"{max(0, len(buf) - pos)} bytes")

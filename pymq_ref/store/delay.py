@@ -101,10 +101,12 @@ def parse_delay_level(text: str) -> dict[int, int]:
 
 
 def delay_level_to_queue_id(level: int) -> int:
+    """The ``SCHEDULE_TOPIC_XXXX`` queue of a level (``ScheduleMessageService.delayLevel2QueueId``)."""
     return level - 1
 
 
 def queue_id_to_delay_level(queue_id: int) -> int:
+    """The level of a ``SCHEDULE_TOPIC_XXXX`` queue (``ScheduleMessageService.queueId2DelayLevel``)."""
     return queue_id + 1
 
 
