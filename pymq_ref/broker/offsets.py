@@ -1,5 +1,5 @@
 """``ConsumerOffsetManager``: committed consume offsets, ``topic@group`` -> {queueId: offset},
-persisted in ``config/consumerOffset.json`` (storage.md §15.3).
+persisted in ``config/consumerOffset.json`` (see the book's reference appendix, §Config files).
 
 Offsets live in memory and reach the file only through :meth:`persist`, which the broker runs
 every ``flushConsumerOffsetInterval`` (5 s, first after 10 s) on its scheduler and once at

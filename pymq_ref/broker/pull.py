@@ -1,4 +1,5 @@
-"""What ``PullMessageProcessor`` (4.9.4) does for a PULL_MESSAGE (remoting.md §9.2).
+"""What ``PullMessageProcessor`` (4.9.4) does for a PULL_MESSAGE
+(``broker/src/main/java/org/apache/rocketmq/broker/processor/PullMessageProcessor.java``).
 
 Checks (each a typed :class:`~pymq_ref.broker.response.BrokerError`): broker readable, group
 exists (or auto-created) and may consume, topic exists and is readable, queue id in range, the
@@ -72,7 +73,8 @@ CLIENT_PULL_STATUS = {ResponseCode.SUCCESS: PullStatus.FOUND, ResponseCode.PULL_
 
 
 def response_code_for(status: GetMessageStatus, request_offset: int) -> ResponseCode:
-    """The PullMessageProcessor switch over the store's GetMessageStatus (remoting.md §9.2 table)."""
+    """The PullMessageProcessor switch over the store's GetMessageStatus (see the book's reference appendix,
+    §Response codes)."""
     if status is GetMessageStatus.FOUND:
         return ResponseCode.SUCCESS
     if status in (GetMessageStatus.NO_MATCHED_LOGIC_QUEUE, GetMessageStatus.NO_MESSAGE_IN_QUEUE):

@@ -1,6 +1,8 @@
 """What ``SendMessageProcessor`` (4.9.4) does between a SEND_MESSAGE request and the store.
 
-Order of the checks (remoting.md §9.1, ``AbstractSendMessageProcessor.msgCheck``): accept-time,
+Order of the checks
+(``broker/src/main/java/org/apache/rocketmq/broker/processor/AbstractSendMessageProcessor.java``, ``msgCheck``):
+accept-time,
 order topic on a read-only broker, topic name, forbidden system topics, topic lookup or
 auto-creation (TBW102 template, ``%RETRY%`` with one queue), queue id; then queue selection,
 ``handleRetryAndDLQ``, the properties rule of :func:`~pymq_ref.broker.messages.broker_properties`,
@@ -194,7 +196,7 @@ class SendMessageProcessor:
 
         Faithful 4.9.4 quirk: RocketMQ sets ``DELAY=0`` on the message *before* its property map
         is replaced by the request's, so a ``DELAY`` sent by the client survives and the store
-        still parks the DLQ message in ``SCHEDULE_TOPIC_XXXX`` (retry.md §4 says ``DELAY=0``).
+        still parks the DLQ message in ``SCHEDULE_TOPIC_XXXX`` (``asyncConsumerSendMsgBack`` sets ``DELAY=0``).
         """
         topic, queue_override = req.topic, None
         if topic.startswith(RETRY_GROUP_TOPIC_PREFIX):
@@ -245,7 +247,8 @@ class SendMessageProcessor:
     # -- SEND_BATCH_MESSAGE ------------------------------------------------------------------
     def send_batch(self, req: SendMessageRequest) -> SendResult:
         """``asyncSendBatchMessage``: no retry/DLQ or transaction handling; the store re-encodes
-        every entry (storage.md §2.5) and refuses a batch with a delay level or a transaction type."""
+        every entry (``SendMessageProcessor.asyncSendBatchMessage``) and refuses a batch with a delay level or a
+        transaction type."""
         tc = self.msg_check(req)
         queue_id = req.queue_id if req.queue_id >= 0 else self.random_queue_id(tc.write_queue_nums)
         sys_flag = req.sys_flag | (MULTI_TAGS_FLAG if tc.topic_filter_type == "MULTI_TAG" else 0)

@@ -1,6 +1,7 @@
 """IndexFile and IndexService: the hash index from ``topic#key`` to CommitLog offsets.
 
-``storage.md`` §9, ``index/IndexFile.java``, ``index/IndexService.java``. Layout and pure
+The book's reference appendix, §IndexFile; ``store/src/main/java/org/apache/rocketmq/store/index/IndexFile.java``,
+``index/IndexService.java``. Layout and pure
 helpers are in :mod:`pymq_ref.formats.index_file`; this module adds the mapped files.
 
 * :class:`IndexFile` — one file: ``put_key`` appends an entry and links it into its hash
@@ -148,7 +149,7 @@ class IndexFile:
         return self.index_count >= self.index_num
 
     def put_key(self, key: str, phy_offset: int, store_timestamp: int, key_hash: int | None = None) -> bool:
-        """§9.3. False when the file is full (the caller rolls and retries)."""
+        """``IndexFile.putKey``. False when the file is full (the caller rolls and retries)."""
         h = index_key_hash(key) if key_hash is None else key_hash
         return self.put_keys((h,), phy_offset, store_timestamp) == 1
 
@@ -249,7 +250,8 @@ class IndexFile:
 
     def select_phy_offset(self, key: str, max_num: int, begin: int, end: int,
                           out: list[int] | None = None) -> list[int]:
-        """§9.4: walk the key's slot chain; append matching offsets (hash + time only) to ``out``."""
+        """``IndexFile.selectPhyOffset``: walk the key's slot chain; append matching offsets (hash + time only) to
+        ``out``."""
         out = [] if out is None else out
         h = index_key_hash(key)
         count = self.index_count

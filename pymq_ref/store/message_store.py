@@ -240,7 +240,7 @@ class MessageStore:
         self.shutdown()
 
     def load(self) -> None:
-        """Map every file and recover (§11.2). Raises WrongFileSizeError for a bad segment.
+        """Map every file and recover (``DefaultMessageStore.load``). Raises WrongFileSizeError for a bad segment.
 
         Unless ``strict_load``, what a power loss leaves behind (the short last files of a chain,
         a short checkpoint, a cut-short file creation) is rebuilt first, one log line per file
@@ -704,7 +704,7 @@ class MessageStore:
             return self._busy_result()
         try:
             if DELAY in msg.properties:  # (transform_delay_level returns any other message as it is)
-                parked = transform_delay_level(msg, self.delay_table)  # delay.md §2 (asyncPutMessage, before encoding)
+                parked = transform_delay_level(msg, self.delay_table)  # CommitLog.asyncPutMessage, before encoding
                 if parked is not msg:
                     msg, stored_properties = parked, None  # a new text: the caller's map is not its map
             props_string = msg.properties_string
