@@ -15,4 +15,9 @@ PROCESSOR_MODULES: list[str] = [
     "pymq_ref.broker.server.pull",
     "pymq_ref.broker.server.client_manage",
     "pymq_ref.broker.server.consumer_manage",
+    # mqadmin's processors (broker-admin)
+    "pymq_ref.broker.server.admin_topics",
+    "pymq_ref.broker.server.admin_broker",
+    "pymq_ref.broker.server.admin_groups",
+    "pymq_ref.broker.server.admin_query",
 ]

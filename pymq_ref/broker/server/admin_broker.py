@@ -4,8 +4,9 @@ UPDATE_BROKER_CONFIG (25) — what ``mqadmin brokerStatus``, ``clusterList``, ``
 
 The runtime table has 4.9.4's keys. Values pymq-ref knows (offsets, the boot time, disk ratios,
 dispatch lag, queue capacities, versions) are real; the traffic statistics 4.9.4 keeps in
-``BrokerStatsManager`` (TPS, put latencies, today's totals) are not kept by pymq-ref and read 0 —
-a deliberate difference, masked by the differential test. The configuration is every setting
+``StoreStatsService`` and ``BrokerStats`` (TPS, put latencies and sizes, today's totals) are not
+kept by pymq-ref and read as an idle 4.9.4 broker reports them — a deliberate difference, masked by
+the differential test. The configuration is every setting
 of the facade's two configs under its Java name, overlaid with what ``broker.conf`` said.
 """
 
@@ -24,23 +25,23 @@ from pymq_ref.remoting.command import RemotingCommand
 from pymq_ref.remoting.headers import GetBrokerConfigResponseHeader
 
 from .context import BrokerContext
+from .java_settings import java_only_settings
 
 BROKER_VERSION = 401  # MQVersion.CURRENT_VERSION of 4.9.4 (V4_9_4)
 BROKER_VERSION_DESC = "V4_9_4"
-#: 4.9.4's BrokerConfig defaults of the thread-pool queue capacities the runtime table reports
-QUEUE_CAPACITIES = {"sendThreadPoolQueueCapacity": "10000", "pullThreadPoolQueueCapacity": "100000",
-                    "queryThreadPoolQueueCapacity": "20000", "EndTransactionThreadPoolQueueCapacity": "100000"}
-#: statistics of ``BrokerStatsManager`` / ``StoreStatsService`` that pymq-ref does not keep
-ZERO_STATS = {"msgPutTotalYesterdayMorning": "0", "msgPutTotalTodayMorning": "0", "msgPutTotalTodayNow": "0",
-              "msgGetTotalYesterdayMorning": "0", "msgGetTotalTodayMorning": "0", "msgGetTotalTodayNow": "0",
-              "putTps": "0.0  ", "getFoundTps": "0.0  ", "getMissTps": "0.0  ", "getTransferedTps": "0.0  ",
-              "getTotalTps": "0.0 0.0 0.0", "putMessageDistributeTime": "null", "putMessageFailedTimes": "0",
-              "putLatency99": "0.00", "putLatency999": "0.00", "putMessageEntireTimeMax": "0",
-              "getMessageEntireTimeMax": "0", "putMessageTimesTotal": "0", "putMessageSizeTotal": "0",
-              "putMessageAverageSize": "0.0", "dispatchMaxBuffer": "0", "pageCacheLockTimeMills": "0",
-              "sendThreadPoolQueueSize": "0", "pullThreadPoolQueueSize": "0", "queryThreadPoolQueueSize": "0",
-              "EndTransactionQueueSize": "0", "sendThreadPoolQueueHeadWaitTimeMills": "0",
-              "pullThreadPoolQueueHeadWaitTimeMills": "0", "queryThreadPoolQueueHeadWaitTimeMills": "0"}
+#: statistics of ``StoreStatsService`` / ``BrokerStats`` that pymq-ref does not keep (reported as an
+#: idle 4.9.4 broker reports them)
+STORE_STATS_IDLE = (("putMessageEntireTimeMax", "0"), ("putMessageTimesTotal", "1"), ("putMessageFailedTimes", "0"),
+                    ("putMessageSizeTotal", "0"), ("putMessageDistributeTime", "null"),
+                    ("putMessageAverageSize", "0.0"), ("dispatchMaxBuffer", "0"), ("getMessageEntireTimeMax", "0"),
+                    ("putTps", "0.0  "), ("getFoundTps", "0.0  "), ("getMissTps", "0.0  "),
+                    ("getTotalTps", "0.0 0.0 0.0"), ("getTransferedTps", "0.0  "), ("putLatency99", "0.00"),
+                    ("putLatency999", "0.00"))
+BROKER_STATS_IDLE = ("msgPutTotalYesterdayMorning", "msgPutTotalTodayMorning", "msgPutTotalTodayNow",
+                     "msgGetTotalYesterdayMorning", "msgGetTotalTodayMorning", "msgGetTotalTodayNow")
+#: 4.9.4's BrokerConfig defaults of the thread-pool queue capacities (the queues themselves: 0)
+QUEUE_CAPACITIES = (("sendThreadPoolQueue", "10000"), ("pullThreadPoolQueue", "100000"),
+                    ("queryThreadPoolQueue", "20000"))
 
 
 def human_bytes(n: int) -> str:
@@ -66,17 +67,33 @@ def _java_name(name: str) -> str:
     return head + "".join(p[:1].upper() + p[1:] for p in rest)
 
 
+#: Java names the snake_case conversion does not give back
+JAVA_NAMES = {"check_crc_on_recover": "checkCRCOnRecover", "broker_ip1": "brokerIP1", "broker_ip2": "brokerIP2"}
+#: settings only pymq-ref has (not reported: a 4.9.4 tool would not know them)
+PYMQ_ONLY = {"randomSeed", "strictLoad", "timerWheelEnable", "totalPhysicalMemorySize", "transactionEndIdempotent",
+             "indexFileTimeZone"}
+
+
 def all_configs(ctx: BrokerContext) -> dict[str, str]:
-    """Every setting under its Java name: the facade's configs, then what broker.conf set."""
-    out: dict[str, str] = {}
+    """Every 4.9.4 setting under its Java name: the defaults of those pymq-ref does not act on,
+    the facade's two configs, then what broker.conf set."""
+    out: dict[str, str] = dict(java_only_settings())
     for bean in (ctx.config, ctx.broker.store_config):
         for f in dataclasses.fields(bean):
             value = getattr(bean, f.name)
-            if value is None or not isinstance(value, (str, int, float, bool)) and not hasattr(value, "name"):
+            if isinstance(value, bool):
+                text = "true" if value else "false"
+            elif isinstance(value, (str, int, float)):
+                text = str(value)
+            elif value is not None and hasattr(value, "name"):  # an enum
+                text = value.name
+            else:
                 continue
-            text = value.name if hasattr(value, "name") and not isinstance(value, (str, int)) else value
-            out[_java_name(f.name).replace("Ip1", "IP1").replace("Ip2", "IP2")] = (
-                str(text).lower() if isinstance(text, bool) else str(text))
+            name = JAVA_NAMES.get(f.name) or _java_name(f.name)
+            if name not in PYMQ_ONLY:
+                out[name] = text
+    out.setdefault("brokerIP2", ctx.config.broker_ip1)  # 4.9.4: the same address unless set
+    out.setdefault("storePathCommitLog", os.path.join(ctx.broker.store_dir, "commitlog"))
     out.update(ctx.settings)
     return out
 
@@ -87,30 +104,43 @@ def handlers(ctx: BrokerContext) -> dict:
                                                    "config_version": DataVersion(0, ctx.now_ms)})
 
     def runtime_info(request, channel):
+        """``prepareRuntimeInfo``: the keys inserted in 4.9.4's order (it decides the order of
+        colliding keys in the HashMap fastjson writes)."""
         store = broker.store
         root = broker.store_dir
-        table = dict(ZERO_STATS)
-        table.update(QUEUE_CAPACITIES)
-        ratio = _disk_ratio(root)
         commit_log_dir = broker.store_config.store_path_commit_log or os.path.join(root, "commitlog")
-        table.update({
-            "brokerVersionDesc": BROKER_VERSION_DESC, "brokerVersion": str(BROKER_VERSION),
-            "bootTimestamp": str(state["boot"]), "runtime": runtime_text(ctx.now_ms - state["boot"]),
-            "commitLogMinOffset": str(store.get_min_phy_offset()), "commitLogMaxOffset": str(store.get_max_phy_offset()),
-            "dispatchBehindBytes": str(store.dispatch_behind_bytes()),
-            "earliestMessageTimeStamp": str(_earliest(store)),
-            "startAcceptSendRequestTimeStamp": str(ctx.config.start_accept_send_request_time_stamp),
-            "remainTransientStoreBufferNumbs": str(store.remain_transient_store_buffer_nums()),
-            "remainHowManyDataToFlush": human_bytes(max(0, store.commit_log.max_offset - _flushed(store))),
-            "commitLogDiskRatio": ratio, f"commitLogDiskRatio_{commit_log_dir}": ratio,
-            "consumeQueueDiskRatio": ratio,
-        })
+        ratio = _disk_ratio(root)
+        t: dict[str, str] = {"bootTimestamp": str(state["boot"]), "runtime": runtime_text(ctx.now_ms - state["boot"])}
+        t.update(STORE_STATS_IDLE)
+        t[f"commitLogDiskRatio_{commit_log_dir}"] = ratio
+        t["commitLogDiskRatio"] = ratio
+        t["consumeQueueDiskRatio"] = ratio
+        t["commitLogMinOffset"] = str(store.get_min_phy_offset())
+        t["commitLogMaxOffset"] = str(store.get_max_phy_offset())
+        t["brokerVersionDesc"] = BROKER_VERSION_DESC
+        t["brokerVersion"] = str(BROKER_VERSION)
+        t.update((k, "0") for k in BROKER_STATS_IDLE)
+        for name, capacity in QUEUE_CAPACITIES:
+            t[f"{name}Size"] = "0"
+            t[f"{name}Capacity"] = capacity
+        t["EndTransactionQueueSize"] = "0"
+        t["EndTransactionThreadPoolQueueCapacity"] = "100000"
+        t["dispatchBehindBytes"] = str(store.dispatch_behind_bytes())
+        t["pageCacheLockTimeMills"] = "0"
+        for name, _ in QUEUE_CAPACITIES:
+            t[f"{name}HeadWaitTimeMills"] = "0"
+        t["earliestMessageTimeStamp"] = str(_earliest(store))
+        t["startAcceptSendRequestTimeStamp"] = str(ctx.config.start_accept_send_request_time_stamp)
+        t["remainTransientStoreBufferNumbs"] = str(store.remain_transient_store_buffer_nums())
+        if broker.store_config.transient_store_pool_enable:
+            t["remainHowManyDataToCommit"] = human_bytes(max(0, store.commit_log.max_offset - _committed(store)))
+        t["remainHowManyDataToFlush"] = human_bytes(max(0, store.commit_log.max_offset - _flushed(store)))
         try:
             usage = shutil.disk_usage(root)
-            table["commitLogDirCapacity"] = f"Total : {human_bytes(usage.total)}, Free : {human_bytes(usage.free)}."
+            t["commitLogDirCapacity"] = f"Total : {human_bytes(usage.total)}, Free : {human_bytes(usage.free)}."
         except OSError:
             pass
-        return RemotingCommand.response(ResponseCode.SUCCESS, body=encode_body(KVTable(table)))
+        return RemotingCommand.response(ResponseCode.SUCCESS, body=encode_body(KVTable(t)))
 
     def get_broker_config(request, channel):
         text = "".join(f"{k}={v}\n" for k, v in all_configs(ctx).items())
@@ -163,3 +193,7 @@ def _earliest(store) -> int:
 
 def _flushed(store) -> int:
     return store.commit_log.queue.flushed_where
+
+
+def _committed(store) -> int:
+    return getattr(store.commit_log.queue, "committed_where", store.commit_log.queue.flushed_where)
