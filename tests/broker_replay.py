@@ -32,6 +32,7 @@ RUNTIME_VALUE_FREE = {"commitLogDirCapacity", "commitLogDiskRatio", "consumeQueu
                       "getFoundTps", "getMissTps", "getTransferedTps", "msgGetTotalTodayNow", "putLatency99",
                       "putLatency999", "dispatchMaxBuffer", "pageCacheLockTimeMills"}
 _ADDR = re.compile(r"^\d+\.\d+\.\d+\.\d+:\d+$")
+_ADDR_IN_TEXT = re.compile(r"\d+\.\d+\.\d+\.\d+:\d+")
 
 
 @dataclass
@@ -166,7 +167,8 @@ def normalize(cmd: RemotingCommand | None, request_code: int) -> dict | None:
         if "version" in ext and ext["version"].startswith("{"):
             ext["version"] = _mask(json.loads(ext["version"]))
         ext = _mask(ext)
-    out = {"code": cmd.code, "remark": cmd.remark, "ext": ext, "flag": cmd.flag & ~0x2,
+    remark = _ADDR_IN_TEXT.sub("<addr>", cmd.remark) if cmd.remark else cmd.remark
+    out = {"code": cmd.code, "remark": remark, "ext": ext, "flag": cmd.flag & ~0x2,
            "serialize_type": cmd.serialize_type}
     body = cmd.body
     if body is None:

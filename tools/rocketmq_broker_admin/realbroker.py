@@ -39,13 +39,13 @@ class RealBroker:
     are bound), ``proxy`` (the relay in front of the broker); all on 127.0.0.1."""
 
     def __init__(self, realrmq: str, ns: int, broker: int, proxy: int, capture: str, *,
-                 flush: str = "ASYNC_FLUSH", extra_conf: str = ""):
+                 flush: str = "ASYNC_FLUSH", extra_conf: str = "", conf: str | None = None, proxy_on: bool = True):
         self.run_sh = os.path.join(realrmq, "run.sh")
         self.ns, self.broker, self.proxy, self.capture = ns, broker, proxy, capture
         self.work = tempfile.mkdtemp(prefix="rmq-broker-")
         self.store = os.path.join(self.work, "store")
         self.env = dict(os.environ, RMQ_USER_HOME=self.work)
-        self.flush, self.extra_conf = flush, extra_conf
+        self.flush, self.extra_conf, self.conf, self.proxy_on = flush, extra_conf, conf, proxy_on
         self.procs: list[subprocess.Popen] = []
         self.counter = 0
 
@@ -64,24 +64,37 @@ class RealBroker:
         with open(os.path.join(self.work, "namesrv.conf"), "w") as f:
             f.write(f"listenPort={self.ns}\n")
         with open(os.path.join(self.work, "broker.conf"), "w") as f:
-            # namesrvAddr: a port of ours nobody listens on (see the module docstring)
-            f.write(f"brokerClusterName={CLUSTER}\nbrokerName={BROKER_NAME}\nbrokerId=0\n"
-                    f"namesrvAddr=127.0.0.1:{self.proxy + 1}\nbrokerIP1=127.0.0.1\nlistenPort={self.broker}\n"
-                    f"haListenPort={self.broker + 1}\nbrokerRole=ASYNC_MASTER\nflushDiskType={self.flush}\n"
-                    f"storePathRootDir={self.store}\nstorePathCommitLog={self.store}/commitlog\n"
-                    f"mappedFileSizeCommitLog=1048576\nmappedFileSizeConsumeQueue=6000\n"
-                    f"autoCreateTopicEnable=true\n{self.extra_conf}")
+            if self.conf is not None:  # the caller's settings, with our ports and paths
+                f.write(f"{self.conf}namesrvAddr=127.0.0.1:{self.proxy + 1}\nlistenPort={self.broker}\n"
+                        f"haListenPort={self.broker + 1}\nstorePathRootDir={self.store}\n"
+                        f"storePathCommitLog={self.store}/commitlog\n")
+            else:
+                self._default_conf(f)
+        self._spawn()
+        return self
+
+    def _default_conf(self, f) -> None:
+        # namesrvAddr: a port of ours nobody listens on (see the module docstring)
+        f.write(f"brokerClusterName={CLUSTER}\nbrokerName={BROKER_NAME}\nbrokerId=0\n"
+                f"namesrvAddr=127.0.0.1:{self.proxy + 1}\nbrokerIP1=127.0.0.1\nlistenPort={self.broker}\n"
+                f"haListenPort={self.broker + 1}\nbrokerRole=ASYNC_MASTER\nflushDiskType={self.flush}\n"
+                f"storePathRootDir={self.store}\nstorePathCommitLog={self.store}/commitlog\n"
+                f"mappedFileSizeCommitLog=1048576\nmappedFileSizeConsumeQueue=6000\n"
+                f"autoCreateTopicEnable=true\n{self.extra_conf}")
+
+    def _spawn(self) -> None:
         self.procs.append(start([self.run_sh, "namesrv", "-c", os.path.join(self.work, "namesrv.conf")],
                                 os.path.join(self.work, "ns.log"), self.env))
         self.procs.append(start([self.run_sh, "broker", "-c", os.path.join(self.work, "broker.conf")],
                                 os.path.join(self.work, "broker.log"), self.env))
-        self.procs.append(start([PY, "-m", "pymq_ref.cli", "proxy", "--listen", self.proxy_addr, "--to",
-                                 f"127.0.0.1:{self.broker}", "--jsonl", self.capture, "--raw"],
-                                os.path.join(self.work, "proxy.log")))
+        if self.proxy_on:
+            self.procs.append(start([PY, "-m", "pymq_ref.cli", "proxy", "--listen", self.proxy_addr, "--to",
+                                     f"127.0.0.1:{self.broker}", "--jsonl", self.capture, "--raw"],
+                                    os.path.join(self.work, "proxy.log")))
         wait_port(self.ns, 90)
         wait_port(self.broker, 90)
-        wait_port(self.proxy, 30)
-        return self
+        if self.proxy_on:
+            wait_port(self.proxy, 30)
 
     def stop(self) -> None:
         for proc in reversed(self.procs):
