@@ -26,8 +26,8 @@ from .replies import refused
 
 
 def read_send_header(request) -> SendMessageRequestHeader:
-    """``parseRequestHeader``: V2 (and batch) requests carry the short keys."""
-    if request.code in (RequestCode.SEND_MESSAGE_V2, RequestCode.SEND_BATCH_MESSAGE):
+    """``parseRequestHeader``: V2, batch and V2 reply requests carry the short keys."""
+    if request.code in (RequestCode.SEND_MESSAGE_V2, RequestCode.SEND_BATCH_MESSAGE, RequestCode.SEND_REPLY_MESSAGE_V2):
         return request.header(SendMessageRequestHeaderV2).to_v1()
     return request.header(SendMessageRequestHeader)
 
@@ -51,7 +51,7 @@ def handlers(ctx: BrokerContext) -> dict:
 
     def send(request, channel):
         h = read_send_header(request)
-        batch = request.code == RequestCode.SEND_BATCH_MESSAGE or bool(h.batch)
+        batch = bool(h.batch)  # 4.9.4 looks at the header's flag, not at the request code
         req = to_send_request(h, request.body, channel, batch)
         try:
             result = ctx.broker.send_batch(req) if batch else ctx.broker.send_message(req)
