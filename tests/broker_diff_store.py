@@ -22,6 +22,8 @@ from pymq_ref.formats.message import iter_records
 #: properties whose value holds an offset msg id (store host + offset): the host part is masked
 MSG_ID_PROPERTIES = {"ORIGIN_MESSAGE_ID"}
 SCHEDULE_TOPIC = "SCHEDULE_TOPIC_XXXX"
+#: the scenario's born timestamps are 1_700_000_000_000 + a step number; later ones are clock readings
+BORN_LIMIT = 1_700_000_100_000
 
 
 def _files(folder: Path) -> list[Path]:
@@ -109,6 +111,8 @@ def masked(doc: dict) -> dict:
     doc = json.loads(json.dumps(doc))
     for rec in doc["commitlog"]:
         rec["store_timestamp"] = "<time>"
+        if rec["born_timestamp"] > BORN_LIMIT:  # written by the broker itself (op, retry, DLQ messages)
+            rec["born_timestamp"] = "<time>"
         rec["born_host"] = re.sub(r":\d+$", ":<port>", rec["born_host"])
         rec["store_host"] = "<host>"
         for key in MSG_ID_PROPERTIES & set(rec["properties"]):

@@ -30,7 +30,9 @@ RUNTIME_VALUE_FREE = {"commitLogDirCapacity", "commitLogDiskRatio", "consumeQueu
                       "putMessageTimesTotal", "putMessageSizeTotal", "putMessageAverageSize",
                       "putMessageEntireTimeMax", "getMessageEntireTimeMax", "putTps", "getTotalTps",
                       "getFoundTps", "getMissTps", "getTransferedTps", "msgGetTotalTodayNow", "putLatency99",
-                      "putLatency999", "dispatchMaxBuffer", "pageCacheLockTimeMills"}
+                      "putLatency999", "dispatchMaxBuffer", "pageCacheLockTimeMills", "putMessageFailedTimes"}
+#: body fields that are statistics pymq-ref does not keep
+STAT_KEYS = {"consumeTps"}
 _ADDR = re.compile(r"^\d+\.\d+\.\d+\.\d+:\d+$")
 _ADDR_IN_TEXT = re.compile(r"\d+\.\d+\.\d+\.\d+:\d+")
 
@@ -130,6 +132,8 @@ def _mask(value, key: str | None = None):
         return [_mask(v) for v in value]
     if key in TIME_KEYS and value not in (0, -1, "0", "-1", None):
         return "<time>"
+    if key in STAT_KEYS:
+        return "<statistic>"
     if key in ("clientAddr", "bornHost", "storeHost", "brokerAddr") and isinstance(value, str):
         return "<addr>"
     if isinstance(value, str) and _ADDR.match(value):

@@ -31,6 +31,13 @@ DATA = pathlib.Path(__file__).parent / "data" / "rocketmq-4.9.4-broker-diff"
 
 #: Differences kept on purpose: step name -> why (each also has its own test below).
 DELIBERATE: dict[str, str] = {}
+#: Differences in the store kept on purpose (each has its own test below).
+STORE_DELIBERATE = {
+    "RMQ_SYS_TRANS_HALF_TOPIC in topics.json": (
+        "4.9.4 runs one transaction check round while it shuts down (its check service's wait ends on "
+        "shutdown), and that round creates the half topic's config; pymq-ref checks on its schedule only, "
+        "so a broker stopped before its first check leaves no config for the half topic"),
+}
 
 
 def recorded() -> list[dict]:
@@ -116,7 +123,28 @@ def test_the_store_equals_the_real_brokers(ours):
     missing = unserved(ours)
     if missing:
         pytest.skip(f"request codes {sorted(missing)} are not served by this broker build yet")
-    real = masked(json.loads((DATA / "store.json").read_text(encoding="utf-8")))
+    real = without_shutdown_check(masked(json.loads((DATA / "store.json").read_text(encoding="utf-8"))))
     mine = masked(ours["store"])
     for part in ("commitlog", "consumequeue", "index", "config"):
-        assert mine[part] == real[part], part
+        assert _ordered(mine[part]) == _ordered(real[part]), part
+
+
+def without_shutdown_check(doc: dict) -> dict:
+    """The real store as it was before 4.9.4's shutdown-time transaction check (STORE_DELIBERATE)."""
+    topics = doc["config"]["topics.json"]
+    del topics["topicConfigTable"]["RMQ_SYS_TRANS_HALF_TOPIC"]
+    topics["dataVersion"]["counter"] -= 1
+    return doc
+
+
+def test_deliberate_the_real_broker_creates_the_half_topic_when_it_stops(ours):
+    """STORE_DELIBERATE: the one store difference, exactly — the half topic's config and one more
+    data version in the real topics.json; ours has neither, and nothing else differs there."""
+    real = json.loads((DATA / "store.json").read_text(encoding="utf-8"))["config"]["topics.json"]
+    mine = ours["store"]["config"]["topics.json"]
+    assert real["topicConfigTable"]["RMQ_SYS_TRANS_HALF_TOPIC"] == {
+        "order": False, "perm": 6, "readQueueNums": 1, "topicFilterType": "SINGLE_TAG",
+        "topicName": "RMQ_SYS_TRANS_HALF_TOPIC", "topicSysFlag": 0, "writeQueueNums": 1}
+    assert "RMQ_SYS_TRANS_HALF_TOPIC" not in mine["topicConfigTable"]
+    assert real["dataVersion"]["counter"] == mine["dataVersion"]["counter"] + 1
+    assert set(real["topicConfigTable"]) - set(mine["topicConfigTable"]) == {"RMQ_SYS_TRANS_HALF_TOPIC"}

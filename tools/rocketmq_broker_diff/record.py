@@ -58,7 +58,7 @@ def main() -> int:
         for o in outcomes:
             f.write(json.dumps(dataclasses.asdict(o), sort_keys=True) + "\n")
     with open(os.path.join(OUT, "store.json"), "w", encoding="utf-8") as f:
-        json.dump(doc, f, indent=0, sort_keys=True)
+        json.dump(doc, f, indent=0)  # key order kept: it is the order in the files
     print(f"wrote {len(outcomes)} answers and the store ({len(doc['commitlog'])} records) to {OUT}; "
           f"work folder {rb.work}")
     return 0

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from pymq_ref.broker.response import BrokerError
 from pymq_ref.broker.send import SendMessageRequest
-from pymq_ref.remoting.codes import RequestCode
+from pymq_ref.remoting.codes import RequestCode, ResponseCode
+from pymq_ref.remoting.dispatch import ProcessorError, java_remark, npe_unboxing
 from pymq_ref.remoting.command import RemotingCommand
 from pymq_ref.remoting.headers import SendMessageRequestHeader, SendMessageRequestHeaderV2, SendMessageResponseHeader
 
@@ -52,6 +53,9 @@ def handlers(ctx: BrokerContext) -> dict:
     def send(request, channel):
         h = read_send_header(request)
         batch = bool(h.batch)  # 4.9.4 looks at the header's flag, not at the request code
+        if h.queue_id is None and h.topic:  # 4.9.4's msgCheck unboxes it (broker-admin: recorded NPE answer)
+            raise ProcessorError(ResponseCode.SYSTEM_ERROR, java_remark(
+                npe_unboxing(SendMessageRequestHeader, "queueId", "Integer"), "pymq_ref.broker.server.send.send"))
         req = to_send_request(h, request.body, channel, batch)
         try:
             result = ctx.broker.send_batch(req) if batch else ctx.broker.send_message(req)
