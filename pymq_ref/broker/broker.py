@@ -137,6 +137,7 @@ class Broker:
                                            self.store.disk_util)
         self.reply = ReplyMessageProcessor(self.sender, self.putter)
         self.rebalance_locks = RebalanceLockManager()
+        self.sender.max_message_size = self.store_config.max_message_size
         self.send_back = ConsumerSendMsgBackProcessor(c, self.clock, self.store, self.putter, self.topics,
                                                       self.subscriptions, self.sender)
         self.subscription_table = SubscriptionTable()
