@@ -67,6 +67,8 @@ def parse_consume_timestamp(text: str) -> int:
 
 class DefaultMQPushConsumer:
     consume_type = ConsumeType.CONSUME_PASSIVELY.value
+    needs_listener = True
+    subscribes_retry_topic = True
 
     def __init__(self, group: str, namesrv_addr: str | None = None, *, config: ClientConfig | None = None,
                  instance: MQClientInstance | None = None, message_model: str = CLUSTERING,
@@ -152,7 +154,7 @@ class DefaultMQPushConsumer:
         if self.state != "CREATE_JUST":
             raise StateError(f"The PushConsumer service state not OK, maybe started once, {self.state}")
         validate_group(self.group)
-        if self.listener is None:
+        if self.listener is None and self.needs_listener:
             raise MQClientError("messageListener is null")
         if self.message_model == CLUSTERING:
             self.config.change_instance_name_to_pid()
@@ -163,13 +165,13 @@ class DefaultMQPushConsumer:
         for topic, (expression, kind) in self.subscriptions.items():
             self._add_subscription(topic, expression, kind)
         if self.message_model == CLUSTERING:
-            self._add_subscription(retry_topic(self.group), "*", EXPRESSION_TAG)
+            if self.subscribes_retry_topic:
+                self._add_subscription(retry_topic(self.group), "*", EXPRESSION_TAG)
             self.offset_store = RemoteBrokerOffsetStore(self.instance, self.group)
         else:
             self.offset_store = LocalFileOffsetStore(self.offset_store_dir, self.instance.client_id, self.group)
         await self.offset_store.load()
-        service = OrderlyConsumeService if self.orderly else ConcurrentConsumeService
-        self.consume_service = service(self, self.listener)
+        self.consume_service = self._make_consume_service()
         self.instance.register_consumer(self)
         self.state = "RUNNING"
         await self.instance.start()
@@ -192,7 +194,8 @@ class DefaultMQPushConsumer:
             task.cancel()
         await asyncio.gather(*self._tasks, *self.pull_tasks.values(), return_exceptions=True)
         self.pull_tasks.clear()
-        await self.consume_service.shutdown()
+        if self.consume_service is not None:
+            await self.consume_service.shutdown()
         for pq in self.rebalance.process_queue_table.values():
             pq.dropped = True
         try:
@@ -213,6 +216,10 @@ class DefaultMQPushConsumer:
 
     async def __aexit__(self, *exc):
         await self.shutdown()
+
+    def _make_consume_service(self):
+        service = OrderlyConsumeService if self.orderly else ConcurrentConsumeService
+        return service(self, self.listener)
 
     def _spawn(self, coro) -> asyncio.Task:
         task = asyncio.get_running_loop().create_task(coro)
@@ -248,7 +255,7 @@ class DefaultMQPushConsumer:
             self.topic_subscribe_info[topic] = mqs
 
     def consumer_data(self) -> ConsumerData:
-        return ConsumerData(group_name=self.group, consume_type=ConsumeType.CONSUME_PASSIVELY,
+        return ConsumerData(group_name=self.group, consume_type=ConsumeType(self.consume_type),
                             message_model=MessageModel(self.message_model),
                             consume_from_where=ConsumeFromWhere(self.consume_from_where),
                             subscription_data_set=list(self.rebalance.subscription_inner.values()), unit_mode=False)
@@ -430,8 +437,7 @@ class DefaultMQPushConsumer:
             req.next_offset = result.next_begin_offset
             if not result.messages:
                 return 0.0
-            dispatch = pq.put_messages(result.messages)
-            self.consume_service.submit(result.messages, pq, mq, dispatch)
+            self.on_found(req, result.messages)
             return self.pull_interval
         if result.status in (R.NO_NEW_MSG, R.NO_MATCHED_MSG):
             req.next_offset = result.next_begin_offset
@@ -445,6 +451,10 @@ class DefaultMQPushConsumer:
         pq.dropped = True
         self._spawn(self._offset_illegal(req))
         return None
+
+    def on_found(self, req: PullRequest, messages: list[MessageExt]) -> None:
+        dispatch = req.process_queue.put_messages(messages)
+        self.consume_service.submit(messages, req.process_queue, req.message_queue, dispatch)
 
     async def _offset_illegal(self, req: PullRequest) -> None:
         await asyncio.sleep(OFFSET_ILLEGAL_REMOVE_DELAY)
