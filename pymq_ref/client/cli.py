@@ -82,6 +82,8 @@ def add_client_subcommands(commands) -> None:
     consume.add_argument("--count", "-c", type=_positive, metavar="N", help="exit after N messages")
     consume.add_argument("--idle", type=float, metavar="S", help="exit after S seconds without a message")
     consume.add_argument("--format", choices=("text", "jsonl"), default="text")
+    consume.add_argument("--pace", type=float, default=0.0, metavar="MS",
+                         help="wait MS milliseconds after each message (to watch rebalancing and failures)")
     consume.add_argument("--namesrv", "-n", default=_namesrv_default(), metavar="ADDR",
                          help=f"name server(s), ';'-separated (default $NAMESRV_ADDR or {DEFAULT_NAMESRV})")
     consume.set_defaults(run=_run_consume)
@@ -162,6 +164,8 @@ def _run_consume(args) -> int:
                     await asyncio.Event().wait()  # never acknowledged: the next run gets it again
                 print(_format_message(msg, args.format), flush=True)
                 printed[0] += 1
+                if args.pace:
+                    await asyncio.sleep(args.pace / 1000)
                 activity[0] = loop.time()
                 if args.count is not None and printed[0] >= args.count:
                     done.set()
