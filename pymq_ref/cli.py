@@ -78,6 +78,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .spark.cli import add_spark_subcommand  # imports pyspark only when a spark command runs
 
     add_spark_subcommand(commands)
+    from .client.cli import add_client_subcommands
+
+    add_client_subcommands(commands)
     return parser
 
 
