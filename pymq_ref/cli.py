@@ -72,6 +72,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .remoting.cli import add_wire_subcommands
 
     add_wire_subcommands(commands)
+    from .broker.server.cli import add_broker_subcommands
+
+    add_broker_subcommands(commands)
     from .oracle.conformance.cli import add_conformance_subcommand
 
     add_conformance_subcommand(commands)
