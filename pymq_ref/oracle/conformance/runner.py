@@ -247,6 +247,8 @@ class Runner:
         if isinstance(step, Call):
             request = step.build(v)
             response, frame = await self._invoke(step.target, request, step.timeout)
+            if step.compare is None and step.required and response.code != ResponseCode.SUCCESS:
+                raise _Unsupported(f"set-up step {step.name!r} answered {response.code_name} ({response.remark})")
             if step.unsupported is not None:
                 reason = step.unsupported(response)
                 if reason:

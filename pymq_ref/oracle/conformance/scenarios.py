@@ -89,8 +89,11 @@ def no_sql92(r: RemotingCommand) -> str | None:
     return None
 
 
-def create(what: str, queues: int = 4) -> Call:
-    return Call(f"create topic {what}", lambda v: q.create_topic(v, v.name(what), queues), compare=SETUP)
+def create(what: str, queues: int = 4, *, required: bool = False) -> Call:
+    """UPDATE_AND_CREATE_TOPIC as set-up. ``required``: the scenario needs the topic before any send
+    (an empty topic, a route); otherwise the first send creates it (autoCreateTopicEnable)."""
+    return Call(f"create topic {what}", lambda v: q.create_topic(v, v.name(what), queues), compare=SETUP,
+                required=required)
 
 
 def send1(name: str, what: str, body: bytes, props: dict | None = None, **kw) -> Call:
@@ -158,7 +161,7 @@ SENDING = [
 
 PULLING = [
     Scenario("pull.empty", "pulling", "pulling an empty queue without suspending: PULL_NOT_FOUND", (
-        create("empty"),
+        create("empty", required=True),
         Call("pull", lambda v: q.pull(v, v.name("empty")), checks=(code_is(C.PULL_NOT_FOUND),)),
     )),
     Scenario("pull.offsets", "pulling", "offsets past the end and a partial pull (maxMsgNums)", (
@@ -172,14 +175,14 @@ PULLING = [
         Call("pull past the end", lambda v: q.pull(v, v.name("po"), 10)),
     )),
     Scenario("pull.long_polling", "pulling", "a held pull is answered when a message arrives", (
-        create("lp"),
+        create("lp", required=True),
         Call("pull (nothing yet)", lambda v: q.pull(v, v.name("lp")), checks=(code_is(C.PULL_NOT_FOUND),)),
         Start("held pull", lambda v: q.pull(v, v.name("lp"), suspend_ms=20000)),
         send1("send", "lp", b"wake up"),
         Await("held pull", compare=PULLED, checks=(code_is(C.SUCCESS), bodies_are(b"wake up"))),
     )),
     Scenario("pull.suspend_timeout", "pulling", "a held pull with nothing to read ends after its suspend timeout", (
-        create("st"),
+        create("st", required=True),
         Start("held pull", lambda v: q.pull(v, v.name("st"), suspend_ms=1000)),
         Await("held pull", checks=(code_is(C.PULL_NOT_FOUND),), timeout=30),
     ), slow=True),
@@ -349,7 +352,7 @@ def has_route(v: Vars, r: RemotingCommand) -> bool:
 
 ROUTES = [
     Scenario("namesrv.route", "routes", "a topic created on the broker gets a route on the name server", (
-        create("rte"),
+        create("rte", required=True),
         Poll("route", lambda v: q.route(v, v.name("rte")), target="namesrv", until=has_route),
     ), needs_namesrv=True),
     Scenario("namesrv.unknown_topic", "routes", "the route of an unknown topic: TOPIC_NOT_EXIST", (
@@ -384,12 +387,12 @@ ERRORS = [
         Call("max offset", lambda v: q.queue_request(R.GET_MAX_OFFSET, v.name("ghost"))),
     )),
     Scenario("error.bad_queue", "errors", "a queue id past the topic's queues", (
-        create("bq"),
+        create("bq", required=True),
         Call("send to q9", lambda v: q.send(v, v.name("bq"), b"x", queue_id=9)),
         Call("pull q9", lambda v: q.pull(v, v.name("bq"), queue_id=9)),
     )),
     Scenario("error.missing_fields", "errors", "requests without required header fields", (
-        create("mf"),
+        create("mf", required=True),
         Call("send without topic (b)", lambda v: q.send(v, v.name("mf"), b"x", drop=("b",))),
         Call("pull without queueOffset", lambda v: q.pull(v, v.name("mf"), drop=("queueOffset",))),
         Call("query offset without consumerGroup", lambda v: RemotingCommand.request(

@@ -85,6 +85,7 @@ class Call:
     save: Save | None = None
     unsupported: Callable[[RemotingCommand], "str | None"] | None = None
     timeout: float = 5.0
+    required: bool = False  # a set-up step the scenario cannot do without: failing, it is "not supported"
 
 
 @dataclass(frozen=True)
