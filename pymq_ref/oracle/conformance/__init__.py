@@ -24,6 +24,7 @@ or the clients of this package, so it judges ``pymq up`` as it judges any other 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 
 from .expected import load as load_expected
 from .report import render_html, render_json, render_text, summary
@@ -37,8 +38,14 @@ __all__ = ["run_conformance", "Runner", "ScenarioResult", "StepResult", "SCENARI
 def run_conformance(broker: str, namesrv: str | None = None, *, only: str | None = None, skip_slow: bool = False,
                     run_id: str | None = None, expected: dict | None = None, check_timeout: float | None = None,
                     progress=None) -> list[ScenarioResult]:
-    """Play the selected scenarios against ``broker`` (and ``namesrv``) and judge them (blocking)."""
+    """Play the selected scenarios against ``broker`` (and ``namesrv``) and judge them (blocking; from a
+    running event loop — a notebook — the kit runs on a loop of its own in a helper thread)."""
     recorded = expected if expected is not None else load_expected()["scenarios"]
     runner = Runner(broker, namesrv, expected=recorded, run_id=run_id, skip_slow=skip_slow,
                     check_timeout=check_timeout, progress=progress)
-    return asyncio.run(runner.run(select(only)))
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(runner.run(select(only)))
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, runner.run(select(only))).result()

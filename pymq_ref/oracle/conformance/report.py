@@ -46,16 +46,21 @@ def frame_view(frame: bytes | None, step: StepResult, title: str) -> HexView | N
     from pymq_ref.formats.spans import walk
     paths = {s.path for s in walk(decoded.spans)}
     marks: dict[str, list[str]] = {}
+    absent: list[str] = []
     for d in step.differences:
         target = d.frame_field()
-        if target not in paths:
-            target = "extFields" if target.startswith("extFields") and "extFields" in paths else \
-                ("ext_length" if "ext_length" in paths and target.startswith("extFields") else "header_length")
-        marks.setdefault(target, []).append(d.path)
+        if target not in paths and target.startswith("extFields.") and "extFields" in paths:
+            target = "extFields"  # a key only the other frame has: mark the map
+        if target in paths:
+            marks.setdefault(target, []).append(d.path)
+        else:
+            absent.append(d.path)
 
     def meaning(path: str) -> str:
         return "<<< differs: " + ", ".join(marks[path]) if path in marks else ""
 
+    if absent:
+        title += " (not in this frame: " + ", ".join(absent) + ")"
     view = hexview(frame, decoded.spans, title=title, max_rows=24, max_field_rows=3)
     return dataclasses.replace(view, meaning=meaning)
 

@@ -123,6 +123,7 @@ class Runner:
     # -- set-up -----------------------------------------------------------------------------
     async def _open(self) -> None:
         self.incoming = asyncio.Queue()
+        self.taps = {}
         dispatcher = RequestDispatcher()
 
         def take(request: RemotingCommand, channel):
@@ -168,19 +169,25 @@ class Runner:
 
     # -- running ----------------------------------------------------------------------------
     async def run(self, scenarios: list[Scenario]) -> list[ScenarioResult]:
+        """Each scenario on connections of its own (a fresh client: its frames do not depend on the
+        scenarios before it)."""
         await self._open()
         try:
             await self._discover()
-            results = []
-            for scenario in scenarios:
-                if self.progress:
-                    self.progress(f"{scenario.id} ...")
-                results.append(await self._scenario(scenario))
-                if self.progress:
-                    self.progress(f"{scenario.id}: {results[-1].status} {results[-1].reason}".rstrip())
-            return results
         finally:
             await self.client.close()
+        results = []
+        for scenario in scenarios:
+            if self.progress:
+                self.progress(f"{scenario.id} ...")
+            await self._open()
+            try:
+                results.append(await self._scenario(scenario))
+            finally:
+                await self.client.close()
+            if self.progress:
+                self.progress(f"{scenario.id}: {results[-1].status} {results[-1].reason}".rstrip())
+        return results
 
     async def _scenario(self, scenario: Scenario) -> ScenarioResult:
         result = ScenarioResult(scenario.id, scenario.group, scenario.title)
@@ -196,8 +203,6 @@ class Runner:
             return result
         v = self.vars
         pending: dict[str, tuple[asyncio.Future, FrameTap, int]] = {}
-        while not self.incoming.empty():  # requests left over from an earlier scenario
-            self.incoming.get_nowait()
         try:
             for step in scenario.steps:
                 v = await self._step(scenario, step, v, pending, result)
