@@ -66,7 +66,10 @@ def test_every_code_and_header_class_is_listed():
     for cls in ALL_HEADERS.values():
         assert f"ref-header-{cls.JAVA.lower()}" in labels(), cls.JAVA
         for f in cls.FIELDS:
-            assert f"| `{f.name}` | {f.jtype.name} |" in text(), (cls.JAVA, f.name)
+            assert f"| `{f.name}` | `{f.attr}` | {f.jtype.name} |" in text(), (cls.JAVA, f.name)
+    from pymq_ref.remoting.bodies import ALL_BODIES
+    for name in ALL_BODIES:
+        assert f"ref-body-{name.lower()}" in labels(), name
 
 
 def test_labels_are_unique_and_every_link_into_the_appendix_resolves():

@@ -38,7 +38,7 @@ from pymq_ref.formats import (beans, checkpoint, consume_queue, consume_queue_ex
 from pymq_ref.formats.fastjson import camel  # noqa: E402
 from pymq_ref.remoting import codec, codes, explain, protocol  # noqa: E402
 from pymq_ref.remoting.command import RemotingCommand  # noqa: E402
-from pymq_ref.remoting.header import CommandHeader, header_table  # noqa: E402
+from pymq_ref.remoting.header import CommandHeader  # noqa: E402
 from pymq_ref.remoting.headers import ALL_HEADERS  # noqa: E402
 from pymq_ref.store import config_files, delay  # noqa: E402
 from pymq_ref.broker.retry import retry_schedule  # noqa: E402
@@ -505,6 +505,8 @@ def _link(cls) -> str:
         return ""
     if isinstance(cls, type) and issubclass(cls, CommandHeader):
         return f"[{cls.JAVA}]({header_label(cls)})"
+    if isinstance(cls, type):
+        return f"[{cls.__name__}]({body_label(cls.__name__)})"
     return cls.__name__ if isinstance(cls, type) else str(cls)
 
 
@@ -545,6 +547,50 @@ response says why in its `remark`.
 {table(["code", "name", "class"], rows)}"""
 
 
+def body_label(name: str) -> str:
+    return "ref-body-" + name.lower()
+
+
+def _java_simple(type_name: str) -> str:
+    """``java.util.List<org.x.QueueData>`` -> ``List<QueueData>``."""
+    return re.sub(r"\b(?:[a-z_][a-z0-9_]*\.)+(?=[A-Za-z_])", "", type_name)
+
+
+def _java_members() -> dict[str, dict[str, str]]:
+    """Java member types of each body class, by reflection on the 4.9.4 classes (recorded in
+    ``corpus/frames/schemas.json`` by ``tools/rocketmq_wire/``)."""
+    import json
+    classes = json.loads((ROOT / "corpus" / "frames" / "schemas.json").read_text(encoding="utf-8"))["classes"]
+    return {c["simpleName"]: {f["name"]: _java_simple(f["type"]) for f in c["fields"] if not f.get("static")}
+            for c in classes.values() if c["kind"] == "body"}
+
+
+def bodies_section() -> str:
+    from pymq_ref.remoting.bodies import ALL_BODIES
+    from pymq_ref.remoting.bodies.bean import members
+    java = _java_members()
+    out = [f"""{label("ref-bodies")}
+## JSON bodies
+
+The JSON bodies of requests and responses (subclasses of
+{src("remoting/src/main/java/org/apache/rocketmq/remoting/protocol/RemotingSerializable.java")}),
+as fastjson 1.2.69 writes them: members in alphabetical order of their JSON names, nulls left out,
+maps with non-string keys written with bare keys (`{{0:5}}`) or bean keys (`{{{{"topic":…}}:7}}`),
+which `pymq_ref.oracle.parse_fastjson` reads. The Java types come from the 4.9.4 classes.
+"""]
+    for name in sorted(ALL_BODIES, key=str.lower):
+        cls = ALL_BODIES[name]
+        doc = " ".join((cls.__doc__ or "").split())
+        if doc.startswith(name + "("):  # a generated dataclass signature says nothing more
+            doc = ""
+        types = java.get(name, {})
+        rows = [[code(m.json_name), code(types[m.json_name]) if m.json_name in types else "", code(m.attr)]
+                for m in members(cls)]
+        body = table(["JSON member", "Java type", "pymq_ref attribute"], rows) if rows else "No members.\n"
+        out.append(f"{label(body_label(name))}\n### {name}\n\n{doc}\n\n{body}")
+    return "\n".join(out)
+
+
 def headers_section() -> str:
     out = [f"""{label("ref-headers")}
 ## Request and response headers
@@ -557,12 +603,12 @@ marked *fast* implement `FastCodesHeader` (their ROCKETMQ encoding writes the fi
 """]
     for name in sorted(ALL_HEADERS, key=str.lower):
         cls = ALL_HEADERS[name]
-        rows = [[code(k), t, r, m] for k, t, r, m in header_table(cls)]
+        rows = [[code(f.name), code(f.attr), f.jtype.name, "yes" if f.required else "no", f.doc] for f in cls.FIELDS]
         used = sorted(protocol.PROTOCOL[c].name for c in protocol.PROTOCOL
                       if cls in (protocol.PROTOCOL[c].request_header, protocol.PROTOCOL[c].response_header))
         uses = ("Used by " + ", ".join(code(u) for u in used) + ".") if used else ""
         fast = " *Fast.*" if cls.FAST else ""
-        body = table(["ext key", "Java type", "required", "meaning"], rows) if rows else "No fields.\n"
+        body = table(["ext key", "pymq_ref attribute", "Java type", "required", "meaning"], rows) if rows else "No fields.\n"
         intro_line = f"`{cls.JAVA_PACKAGE}.{cls.JAVA}`.{fast} {uses}".rstrip()
         out.append(f"{label(header_label(cls))}\n### {cls.JAVA}\n\n{intro_line}\n\n{body}")
     return "\n".join(out)
@@ -604,7 +650,7 @@ default delay levels:
 
 SECTIONS = (intro, store_layout, commitlog, properties_section, ids_section, batch_section, consume_queue_section,
             index_section, checkpoint_section, timer_section, config_section, frame_section, request_codes_section,
-            response_codes_section, headers_section, delay_section, retry_section)
+            response_codes_section, headers_section, bodies_section, delay_section, retry_section)
 
 
 def render() -> str:
