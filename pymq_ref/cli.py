@@ -72,6 +72,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .remoting.cli import add_wire_subcommands
 
     add_wire_subcommands(commands)
+    from .broker.server.cli import add_broker_subcommands
+
+    add_broker_subcommands(commands)
     from .spark.cli import add_spark_subcommand  # imports pyspark only when a spark command runs
 
     add_spark_subcommand(commands)

@@ -268,6 +268,11 @@ class Broker:
         self._running()
         return self.store.search_offset_by_time(topic, queue_id, timestamp)
 
+    def get_earliest_msg_store_time(self, topic: str, queue_id: int) -> int:
+        """GET_EARLIEST_MSG_STORETIME: the store time of the queue's first message; -1 for none."""
+        self._running()
+        return self.store.get_message_store_timestamp(topic, queue_id, self.store.get_min_offset_in_queue(topic, queue_id))
+
     # -- CONSUMER_SEND_MSG_BACK -----------------------------------------------------------------
     def consumer_send_msg_back(self, request: ConsumerSendMsgBackRequest | None = None, /, **fields) -> SendBackResult:
         self._running()

@@ -148,6 +148,14 @@ class SubscriptionTable:
     def has_group(self, group: str) -> bool:
         return any(g == group for g, _ in self.table)
 
+    def replace_group(self, group: str, subscriptions: list[SubscriptionData]) -> None:
+        """What the group's consumers now subscribe to (the broker server's consumer table); an
+        empty list forgets the group (its last consumer left)."""
+        for key in [k for k in self.table if k[0] == group]:
+            del self.table[key]
+        for data in subscriptions:
+            self.register(group, data)
+
 
 class PullMessageProcessor:
     def __init__(self, config: BrokerConfig, clock: Clock, store: MessageStore, putter: StorePutter,
