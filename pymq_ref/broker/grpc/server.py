@@ -18,8 +18,9 @@ from .service import GrpcConfig, MessagingService
 
 class GrpcServer:
     def __init__(self, broker, address: str = "127.0.0.1:8081", config: GrpcConfig | None = None,
-                 max_workers: int = 16, max_receive_message_length: int = 8 * 1024 * 1024):
+                 max_workers: int = 16, max_receive_message_length: int = 8 * 1024 * 1024, runner=None):
         self.broker = broker
+        self.runner = runner  # see MessagingService.runner
         self.address = address
         self.config = config or GrpcConfig()
         self.max_workers = max_workers
@@ -37,7 +38,8 @@ class GrpcServer:
         self.port = self.server.add_insecure_port(f"{host or '127.0.0.1'}:{int(port)}")
         if not self.port:
             raise OSError(f"cannot bind the gRPC endpoint {self.address}")
-        self.service = MessagingService(self.broker, (host or "127.0.0.1", self.port), self.config)
+        self.service = MessagingService(self.broker, (host or "127.0.0.1", self.port), self.config,
+                                        self.runner)
         service_pb2_grpc.add_MessagingServiceServicer_to_server(self.service, self.server)
         self.server.start()
         return self

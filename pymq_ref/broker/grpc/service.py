@@ -102,16 +102,26 @@ def _peer_host(context) -> str:
 
 
 class MessagingService(service_pb2_grpc.MessagingServiceServicer):
-    def __init__(self, broker, endpoint: tuple[str, int], config: GrpcConfig | None = None):
+    def __init__(self, broker, endpoint: tuple[str, int], config: GrpcConfig | None = None, runner=None):
         self.broker = broker
         self.endpoint = endpoint
         self.config = config or GrpcConfig()
         self.lock = threading.RLock()
+        #: ``runner(fn)`` runs a facade call where the facade lives and returns its result: by default
+        #: here under one lock; ``pymq up`` passes one that runs it on the broker's event loop.
+        self.runner = runner or self._locked
         self.clients: dict[str, ClientInfo] = {}
         self.transactions: dict[tuple[str, str], tuple[int, int, str]] = {}  # (group, txid) -> (phy, qoff, msgid)
         self._clients_lock = threading.Lock()
 
     # -- helpers ----------------------------------------------------------------------------------
+    def _locked(self, fn):
+        with self.lock:
+            return fn()
+
+    def _call(self, fn):
+        return self.runner(fn)
+
     def _client(self, context) -> ClientInfo:
         cid = _client_id(context)
         with self._clients_lock:
@@ -159,8 +169,7 @@ class MessagingService(service_pb2_grpc.MessagingServiceServicer):
     def QueryRoute(self, request, context):
         try:
             topic = self._validate_topic(request.topic)
-            with self.lock:
-                tc = self._topic_config(topic)
+            tc = self._call(lambda: self._topic_config(topic))
             queues = message_queues(request.topic, tc.read_queue_nums, tc.write_queue_nums, tc.perm,
                                     self._broker_pb(), ACCEPT.get(self._topic_type(topic), ACCEPT["NORMAL"]))
             return spb.QueryRouteResponse(status=status(Code.OK), message_queues=queues)
@@ -171,8 +180,7 @@ class MessagingService(service_pb2_grpc.MessagingServiceServicer):
         try:
             topic = self._validate_topic(request.topic)
             self._validate_group(request.group)
-            with self.lock:
-                tc = self._topic_config(topic)
+            tc = self._call(lambda: self._topic_config(topic))
             assignments = []
             if tc.perm & 4 and tc.read_queue_nums > 0:
                 mq = pb.MessageQueue(topic=request.topic, id=-1, permission=pb.Permission.READ_WRITE,
@@ -216,12 +224,15 @@ class MessagingService(service_pb2_grpc.MessagingServiceServicer):
                     raise GrpcRequestError(Code.MESSAGE_CORRUPTED, "topic in message is not same")
                 built = build_message(message, topic, _peer_host(context))
                 self._check_message_type(topic, built.message_type)
-                with self.lock:
+                req = SendMessageRequest(
+                    topic=topic, body=built.body, properties=built.properties, producer_group=topic,
+                    sys_flag=built.sys_flag, born_timestamp=built.born_timestamp or self.broker.clock.now_ms(),
+                    born_host=_host(_peer_host(context)), queue_id=-1)
+
+                def send(req=req):
                     self._topic_config(topic)
-                    result = self.broker.send_message(SendMessageRequest(
-                        topic=topic, body=built.body, properties=built.properties, producer_group=topic,
-                        sys_flag=built.sys_flag, born_timestamp=built.born_timestamp or self.broker.clock.now_ms(),
-                        born_host=_host(_peer_host(context)), queue_id=-1))
+                    return self.broker.send_message(req)
+                result = self._call(send)
                 txid = ""
                 if built.message_type == pb.MessageType.TRANSACTION:
                     txid = message.system_properties.message_id
@@ -271,10 +282,11 @@ class MessagingService(service_pb2_grpc.MessagingServiceServicer):
             flt = ReceiveFilter(max_attempts(self.broker, group), exp if exp_type == "TAG" else "*")
             deadline = time.monotonic() + polling / 1000
             while True:
-                with self.lock:
+                def pop_round():
                     result = self.broker.pop_message(PopRequest(group, topic, -1, batch, invisible, exp_type=exp_type,
                                                                 exp=exp, poll_time=polling))
-                    kept = apply_filter(self.broker.pop, group, topic, result.messages, flt)
+                    return apply_filter(self.broker.pop, group, topic, result.messages, flt)
+                kept = self._call(pop_round)
                 if kept or time.monotonic() >= deadline or not context.is_active():
                     break
                 self._wait_for_arrival(deadline)
@@ -302,9 +314,9 @@ class MessagingService(service_pb2_grpc.MessagingServiceServicer):
         """``processThrowableWhenWriteMessage``: undelivered messages get a 1 s invisible time."""
         for msg in messages:
             try:
-                with self.lock:
-                    self.broker.change_invisible_time(ChangeInvisibleTimeRequest(
-                        group, msg.real_topic, msg.queue_id, msg.queue_offset, msg.extra_info, 1000))
+                req = ChangeInvisibleTimeRequest(group, msg.real_topic, msg.queue_id, msg.queue_offset,
+                                                 msg.extra_info, 1000)
+                self._call(lambda req=req: self.broker.change_invisible_time(req))
             except Exception:  # noqa: BLE001 - best effort, as in 5.x
                 log.exception("nack after a vanished stream failed")
 
@@ -321,9 +333,9 @@ class MessagingService(service_pb2_grpc.MessagingServiceServicer):
         for entry in request.entries:
             try:
                 handle = pop.parse_receipt_handle(entry.receipt_handle)
-                with self.lock:
-                    self.broker.ack_message(AckRequest(group, handle.real_topic(topic, group), handle.queue_id,
-                                                       handle.queue_offset, entry.receipt_handle))
+                req = AckRequest(group, handle.real_topic(topic, group), handle.queue_id, handle.queue_offset,
+                                 entry.receipt_handle)
+                self._call(lambda req=req: self.broker.ack_message(req))
                 st = status(Code.OK)
             except Exception as e:  # noqa: BLE001
                 st, failed = self._error_status(e), failed + 1
@@ -341,10 +353,9 @@ class MessagingService(service_pb2_grpc.MessagingServiceServicer):
             if not 0 <= invisible <= self.config.max_invisible_time_ms:
                 raise GrpcRequestError(Code.ILLEGAL_INVISIBLE_TIME, f"the invisibleTime is out of range: {invisible}")
             handle = pop.parse_receipt_handle(request.receipt_handle)
-            with self.lock:
-                changed = self.broker.change_invisible_time(ChangeInvisibleTimeRequest(
-                    group, handle.real_topic(topic, group), handle.queue_id, handle.queue_offset,
-                    request.receipt_handle, invisible))
+            req = ChangeInvisibleTimeRequest(group, handle.real_topic(topic, group), handle.queue_id,
+                                             handle.queue_offset, request.receipt_handle, invisible)
+            changed = self._call(lambda: self.broker.change_invisible_time(req))
             new_handle = pop.receipt_handle(changed.extra_info, handle.commit_log_offset)
             return spb.ChangeInvisibleDurationResponse(status=status(Code.OK), receipt_handle=new_handle)
         except Exception as e:  # noqa: BLE001
@@ -357,8 +368,7 @@ class MessagingService(service_pb2_grpc.MessagingServiceServicer):
             handle = pop.parse_receipt_handle(request.receipt_handle)
             if handle.commit_log_offset is None or handle.commit_log_offset < 0:
                 raise GrpcRequestError(Code.INVALID_RECEIPT_HANDLE, "commit log offset is empty")
-            with self.lock:
-                forward_to_dead_letter_queue(self.broker.pop, group, handle, topic, request.message_id)
+            self._call(lambda: forward_to_dead_letter_queue(self.broker.pop, group, handle, topic, request.message_id))
             return spb.ForwardMessageToDeadLetterQueueResponse(status=status(Code.OK))
         except Exception as e:  # noqa: BLE001
             return spb.ForwardMessageToDeadLetterQueueResponse(status=self._error_status(e))
@@ -378,12 +388,12 @@ class MessagingService(service_pb2_grpc.MessagingServiceServicer):
                                                                                  TRANSACTION_NOT_TYPE)
             if kind != TRANSACTION_NOT_TYPE:
                 phy, qoff, offset_msg_id = data
-                with self.lock:
-                    self.broker.end_transaction(EndTransactionRequest(
-                        producer_group=topic, tran_state_table_offset=qoff, commit_log_offset=phy,
-                        commit_or_rollback=kind,
-                        from_transaction_check=request.source == pb.TransactionSource.SOURCE_SERVER_CHECK,
-                        msg_id=offset_msg_id, transaction_id=request.transaction_id))
+                req = EndTransactionRequest(
+                    producer_group=topic, tran_state_table_offset=qoff, commit_log_offset=phy,
+                    commit_or_rollback=kind,
+                    from_transaction_check=request.source == pb.TransactionSource.SOURCE_SERVER_CHECK,
+                    msg_id=offset_msg_id, transaction_id=request.transaction_id)
+                self._call(lambda: self.broker.end_transaction(req))
                 self.transactions.pop((topic, request.transaction_id), None)
             return spb.EndTransactionResponse(status=status(Code.OK))
         except Exception as e:  # noqa: BLE001
@@ -391,11 +401,12 @@ class MessagingService(service_pb2_grpc.MessagingServiceServicer):
 
     def _register_checkers(self, client: ClientInfo) -> None:
         for topic in client.topics:
-            self.broker.register_transaction_checker(topic, self._checker_for(client))
+            checker = self._checker_for(client)
+            self._call(lambda t=topic, c=checker: self.broker.register_transaction_checker(t, c))
 
     def _unregister_checkers(self, client: ClientInfo) -> None:
         for topic in client.topics:
-            self.broker.register_transaction_checker(topic, None)
+            self._call(lambda t=topic: self.broker.register_transaction_checker(t, None))
 
     def _checker_for(self, client: ClientInfo):
         def check(producer_group: str, check) -> None:
@@ -425,8 +436,7 @@ class MessagingService(service_pb2_grpc.MessagingServiceServicer):
             out.publishing.validate_message_type = self.config.enable_topic_message_type_check
         elif settings.HasField("subscription"):
             group = settings.subscription.group.name
-            with self.lock:
-                sgc = self.broker.subscriptions.find_subscription_group_config(group) if group else None
+            sgc = self._call(lambda: self.broker.subscriptions.find_subscription_group_config(group)) if group else None
             retry_max = sgc.retry_max_times if sgc is not None else 16
             out.backoff_policy.CopyFrom(pb.RetryPolicy(max_attempts=retry_max + 1))
             out.backoff_policy.customized_backoff.next.add().FromMilliseconds(1000)
