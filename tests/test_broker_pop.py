@@ -193,3 +193,22 @@ def test_a_broker_that_never_pops_keeps_its_4_9_4_topics(tmp_path):
         assert b.topics.select_topic_config(b.pop.revive_topic) is None and not b.pop.active
     finally:
         b.shutdown()
+
+
+def test_a_short_checkpoint_behind_a_long_one_is_revived_once(tmp_path):
+    """Without the timer wheel the revive log is in write order: a due CK behind one still pending is
+    revived (and acked in the revive log, so the rounds that read it again leave it alone)."""
+    broker = make_broker(tmp_path / "one", pop_config=PopConfig(revive_queue_num=1))
+    send(broker, 2)
+    long_ = popped(broker, n=1, invisible=60_000).messages[0]
+    short = popped(broker, n=1, invisible=5_000).messages[0]
+    broker.scheduler.advance(20_000)
+    revived = [o for _, o in broker.pop_revive.revived]
+    assert revived == [short.queue_offset]
+    broker.scheduler.advance(50_000)
+    assert sorted(o for _, o in broker.pop_revive.revived) == sorted([short.queue_offset, long_.queue_offset])
+    broker.scheduler.advance(60_000)
+    assert len(broker.pop_revive.revived) == 2
+    assert broker.get_max_offset(pop.pop_retry_topic(TOPIC, GROUP), 0) == 2
+    assert [t for _, t, _ in revive_records(broker)] == ["ck", "ck", "ack"]  # the short one's self-ack
+    broker.shutdown()

@@ -11,12 +11,15 @@ One round per revive queue (every ``reviveInterval`` on the broker's scheduler):
    the past is revived — each un-acked message looked up by queue offset and re-put with
    ``reconsumeTimes + 1`` and ``1ST_POP_TIME`` (``reviveRetry``) into ``%RETRY%<group>_<topic>``
    (a message that came from the retry topic goes back there) — and the group's revive offset
-   moves to it; the first CK not yet due stops the round.
+   moves to it, up to the first CK not yet due.
 
-Deviation from 5.1.4: 5.x decides "due" from the newest deliver time it has read (its revive log
-runs through the timer wheel, so a record appears only when due); pymq-ref compares with the
-clock, which gives the same decisions with or without the timer wheel. CKs of a deleted topic or
-group are skipped, as in 5.x. There is no DLQ here: 5.x moves a message to the DLQ when it is
+Deviations from 5.1.4: 5.x decides "due" from the newest deliver time it has read and stops at
+the first CK not yet due — its revive log runs through the timer wheel, so records appear in the
+order they fall due. pymq-ref compares with the clock and also works without the wheel, where the
+revive log is in write order (a CK with a long invisible time may precede a short one): due CKs
+behind a pending one are revived too, and their re-put messages acked in the revive log so that
+re-reading them (the offset cannot pass the pending CK yet) never revives them twice. CKs of a
+deleted topic or group are skipped, as in 5.x. There is no DLQ here: 5.x moves a message to the DLQ when it is
 *received* past the group's max attempts (:mod:`.receive`).
 
 Must not hand out messages; it only writes retries and commits revive offsets.
@@ -34,6 +37,7 @@ from pymq_ref.store.message_store import GetMessageStatus
 
 from ..messages import ext_properties
 from ..scheduler import Timer
+from .revive_log import ack_message
 
 
 class PopReviveService:
@@ -117,15 +121,17 @@ class PopReviveService:
                             ck = ck.with_ack(index)
                     checkpoints[item.merge_key()] = ck
             now = self.clock.now_ms()
-            new_offset, count = old, 0
+            new_offset, count, blocked = old, 0, False
             for ck in sorted(checkpoints.values(), key=lambda c: c.revive_offset):
                 if now - ck.revive_time <= pop.ACK_TIME_INTERVAL + pop.SECOND:
-                    break
+                    blocked = True  # the offset stops here; later CKs that are due are still revived
+                    continue
                 normal = pop.parse_normal_topic(ck.topic, ck.cid)
                 if (self.broker.topics.select_topic_config(normal) is not None
                         and self.broker.subscriptions.find_subscription_group_config(ck.cid) is not None):
-                    count += self._revive_ck(ck)
-                new_offset = ck.revive_offset
+                    count += self._revive_ck(ck, qid, self_ack=blocked)
+                if not blocked:
+                    new_offset = ck.revive_offset
             if new_offset > old:
                 self.broker.offsets.commit_offset(pop.REVIVE_GROUP, self.revive_topic, qid, new_offset,
                                                   "127.0.0.1")
@@ -133,7 +139,10 @@ class PopReviveService:
                 self.service.on_message_arriving()
             return count
 
-    def _revive_ck(self, ck: pop.PopCheckPoint) -> int:
+    def _revive_ck(self, ck: pop.PopCheckPoint, qid: int, self_ack: bool = False) -> int:
+        """Re-put the un-acked messages of ``ck``; with ``self_ack`` (the CK lies beyond the revive
+        offset, which an earlier CK still holds back) each re-put message is also acked in the
+        revive log, so that the next rounds, which read this CK again, do not revive it twice."""
         count = 0
         for index, offset in pop.iter_unacked(ck):
             got = self.broker.store.get_message(ck.cid, ck.topic, ck.queue_id, offset, 1)
@@ -143,6 +152,11 @@ class PopReviveService:
             if self._revive_retry(ck, records[0]):
                 self.revived.append((ck, offset))
                 count += 1
+                if self_ack:
+                    ack = pop.AckMsg(offset, ck.start_offset, ck.cid, ck.topic, ck.queue_id, ck.pop_time,
+                                     ck.broker_name)
+                    self.broker.putter.put(ack_message(ack, ck.invisible_time, self.revive_topic, qid,
+                                                       self.clock.now_ms(), self.broker.config.store_host))
         return count
 
     def _revive_retry(self, ck: pop.PopCheckPoint, msg: MessageRecord) -> bool:

@@ -87,6 +87,7 @@ class PoppedMessage:
     queue_offset: int
     commit_log_offset: int
     extra_info: str
+    raw: bytes = b""            # the stored record's bytes (what a POP_MESSAGE response carries for it)
 
     @property
     def receipt_handle(self) -> str:
@@ -328,8 +329,8 @@ class PopService:
                 start_info.append(f"{pop.RETRY_TOPIC if is_retry else pop.NORMAL_TOPIC} {queue_id} {offset}")
                 offset_info.append(f"{pop.RETRY_TOPIC if is_retry else pop.NORMAL_TOPIC} {queue_id} "
                                    + ",".join(str(r.queue_offset) for r in records))
-                for record in records:
-                    result.messages.append(self._popped(req, record, topic, offset, result))
+                for record, raw in zip(records, got.buffers):
+                    result.messages.append(self._popped(req, record, topic, offset, result, raw))
             elif got.status in (GetMessageStatus.NO_MATCHED_MESSAGE, GetMessageStatus.NO_MATCHED_LOGIC_QUEUE,
                                 GetMessageStatus.OFFSET_FOUND_NULL, GetMessageStatus.MESSAGE_WAS_REMOVING) \
                     and got.next_begin_offset > offset:
@@ -340,7 +341,7 @@ class PopService:
             self.locks.unlock(key)
 
     def _popped(self, req: PopRequest, record: MessageRecord, topic: str, ck_offset: int,
-                result: PopResult) -> PoppedMessage:
+                result: PopResult, raw: bytes = b"") -> PoppedMessage:
         extra = pop.build_extra_info(ck_offset, result.pop_time, req.invisible_time, result.revive_qid, topic,
                                      self.broker_name, record.queue_id, record.queue_offset)
         props = dict(record.properties)
@@ -348,7 +349,7 @@ class PopService:
         shown_topic = topic if (self.config.pop_response_return_actual_retry_topic
                                 or not topic.startswith(pop.RETRY_GROUP_TOPIC_PREFIX)) else req.topic
         return PoppedMessage(record.replace(topic=shown_topic, properties=props), topic, record.queue_id,
-                             record.queue_offset, record.phy_offset, extra)
+                             record.queue_offset, record.phy_offset, extra, bytes(raw))
 
     # -- ACK_MESSAGE -------------------------------------------------------------------------------
     def _check_offset(self, topic: str, queue_id: int, offset: int) -> None:

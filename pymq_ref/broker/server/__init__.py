@@ -15,4 +15,5 @@ PROCESSOR_MODULES: list[str] = [
     "pymq_ref.broker.server.pull",
     "pymq_ref.broker.server.client_manage",
     "pymq_ref.broker.server.consumer_manage",
+    "pymq_ref.broker.server.pop",
 ]
