@@ -78,6 +78,10 @@ def test_pop_ack_and_change_invisible_time_on_the_wire(tmp_path):
                         got = b.store.get_message("x", b.pop.revive_topic, q, 0, 32)
                         out += [r.tags for r in got.records()]
                     return sorted(out)
+                for _ in range(200):  # the reput thread dispatches them
+                    if len(revive_tags()) == 4:
+                        break
+                    await asyncio.sleep(0.02)
                 assert revive_tags() == ["ack", "ack", "ck", "ck"]
 
                 # p1 was made visible again (invisible time 0): a held POP gets it back as a retry

@@ -427,27 +427,26 @@ def build_extra_info(ck_queue_offset: int, pop_time: int, invisible_time: int, r
                      queue_offset).encode()
 
 
+_EXTRA_NAMES = ("ckQueueOffset", "popTime", "invisibleTime", "reviveQid", "topicType", "brokerName", "queueId",
+                "queueOffset", "commitLogOffset")
+
+
 def parse_extra_info(text: str, structure: str = "extra_info", minimum: int = 7) -> ExtraInfo:
     """``ExtraInfoUtil.split`` + getters (or ``ReceiptHandle.decode`` with ``minimum=8``)."""
-    if text is None:
-        _fail(structure, "text", 0, "a string", None)
+    if not isinstance(text, str):
+        _fail(structure, "text", 0, "a string", text)
     parts = text.split(" ")
     if len(parts) < minimum:
         _fail(structure, "text", 0, f"at least {minimum} space-separated fields", len(parts))
-    names = ("ckQueueOffset", "popTime", "invisibleTime", "reviveQid", "topicType", "brokerName", "queueId",
-             "queueOffset", "commitLogOffset")
-    values: list = []
-    for i, part in enumerate(parts[:9]):
-        if i in (4, 5):
-            values.append(part)
-            continue
-        try:
-            values.append(int(part))
-        except ValueError:
-            _fail(structure, names[i], 0, "a number", part)
-    while len(values) < 9:
-        values.append(None)
-    return ExtraInfo(*values)
+    try:
+        return ExtraInfo(int(parts[0]), int(parts[1]), int(parts[2]), int(parts[3]), parts[4], parts[5],
+                         int(parts[6]), int(parts[7]) if len(parts) > 7 else None,
+                         int(parts[8]) if len(parts) > 8 else None)
+    except ValueError:
+        for i, part in enumerate(parts[:9]):
+            if i not in (4, 5) and not part.lstrip("-").isdigit():
+                _fail(structure, _EXTRA_NAMES[i], 0, "a number", part)
+        raise
 
 
 def parse_receipt_handle(text: str) -> ExtraInfo:

@@ -135,18 +135,25 @@ def build_message(message: pb.Message, producer_group: str, remote_host: str = "
                         sp.message_type, born_ms)
 
 
+_TRANSACTION, _DELAY, _FIFO, _NORMAL = (pb.MessageType.TRANSACTION, pb.MessageType.DELAY, pb.MessageType.FIFO,
+                                       pb.MessageType.NORMAL)
+_MD5, _GZIP, _IDENTITY = pb.DigestType.MD5, pb.Encoding.GZIP, pb.Encoding.IDENTITY
+
+
 def message_type_of(props: dict[str, str]) -> int:
     if props.get("TRAN_MSG") == "true":
-        return pb.MessageType.TRANSACTION
+        return _TRANSACTION
     if props.get("DELAY") is not None or props.get(TIMER_DELIVER_MS) is not None or props.get("TIMER_DELAY_SEC"):
-        return pb.MessageType.DELAY
+        return _DELAY
     if props.get(SHARDING_KEY) is not None:
-        return pb.MessageType.FIFO
-    return pb.MessageType.NORMAL
+        return _FIFO
+    return _NORMAL
 
 
-def to_proto_message(record: MessageRecord, topic: str, namespace: str = "") -> pb.Message:
-    """``GrpcConverter.buildMessage``: a stored record (``POP_CK`` = its receipt handle) as a v2 Message."""
+def to_proto_message(record: MessageRecord, topic: str, namespace: str = "",
+                     receipt_handle: str | None = None) -> pb.Message:
+    """``GrpcConverter.buildMessage``: a stored record as a v2 Message; its receipt handle is
+    ``receipt_handle`` or the record's ``POP_CK``."""
     props = record.properties
     sp = pb.SystemProperties()
     if props.get(TAGS) is not None:
@@ -154,12 +161,13 @@ def to_proto_message(record: MessageRecord, topic: str, namespace: str = "") -> 
     if props.get(KEYS) is not None:
         sp.keys.extend(props[KEYS].split(" "))
     sp.message_id = props.get(UNIQ_KEY) or record.msg_id
-    sp.body_digest.CopyFrom(pb.Digest(type=pb.DigestType.MD5, checksum=hashlib.md5(record.body).hexdigest().upper()))
-    sp.body_encoding = pb.Encoding.GZIP if record.sys_flag & COMPRESSED_FLAG else pb.Encoding.IDENTITY
+    sp.body_digest.type = _MD5
+    sp.body_digest.checksum = hashlib.md5(record.body).hexdigest().upper()
+    sp.body_encoding = _GZIP if record.sys_flag & COMPRESSED_FLAG else _IDENTITY
     sp.message_type = message_type_of(props)
-    sp.born_timestamp.CopyFrom(timestamp_ms(record.born_timestamp))
+    sp.born_timestamp.FromMilliseconds(record.born_timestamp)
     sp.born_host = props.get(BORN_HOST) or f"{record.born_host[0]}:{record.born_host[1]}"
-    sp.store_timestamp.CopyFrom(timestamp_ms(record.store_timestamp))
+    sp.store_timestamp.FromMilliseconds(record.store_timestamp)
     sp.store_host = f"{record.store_host[0]}:{record.store_host[1]}"
     if props.get(TIMER_DELIVER_MS) is not None:
         try:
@@ -168,8 +176,9 @@ def to_proto_message(record: MessageRecord, topic: str, namespace: str = "") -> 
             pass
     if props.get(SHARDING_KEY) is not None:
         sp.message_group = props[SHARDING_KEY]
-    if props.get("POP_CK") is not None:
-        sp.receipt_handle = props["POP_CK"]
+    handle = receipt_handle if receipt_handle is not None else props.get("POP_CK")
+    if handle is not None:
+        sp.receipt_handle = handle
     sp.queue_id = record.queue_id
     sp.queue_offset = record.queue_offset
     sp.delivery_attempt = record.reconsume_times + 1

@@ -299,9 +299,8 @@ class MessagingService(service_pb2_grpc.MessagingServiceServicer):
                 if not context.is_active():
                     self._nack(group, kept[i:])  # the client is gone: let the rest come back soon
                     return
-                record = msg.record.replace(properties={**msg.record.properties, "POP_CK": msg.receipt_handle})
-                yield spb.ReceiveMessageResponse(message=to_proto_message(record, topic,
-                                                                          request.message_queue.topic.resource_namespace))
+                yield spb.ReceiveMessageResponse(message=to_proto_message(
+                    msg.record, topic, request.message_queue.topic.resource_namespace, msg.receipt_handle))
         except Exception as e:  # noqa: BLE001
             yield spb.ReceiveMessageResponse(status=self._error_status(e))
 
@@ -329,16 +328,22 @@ class MessagingService(service_pb2_grpc.MessagingServiceServicer):
                 raise GrpcRequestError(Code.BAD_REQUEST, "no ack entry")
         except Exception as e:  # noqa: BLE001
             return spb.AckMessageResponse(status=self._error_status(e))
+        def ack_all():  # one trip to where the facade lives for the whole batch
+            out = []
+            for entry in request.entries:
+                try:
+                    handle = pop.parse_receipt_handle(entry.receipt_handle)
+                    self.broker.ack_message(AckRequest(group, handle.real_topic(topic, group), handle.queue_id,
+                                                       handle.queue_offset, handle))
+                    out.append(None)
+                except Exception as e:  # noqa: BLE001
+                    out.append(e)
+            return out
+        outcomes = self._call(ack_all)
         entries, failed = [], 0
-        for entry in request.entries:
-            try:
-                handle = pop.parse_receipt_handle(entry.receipt_handle)
-                req = AckRequest(group, handle.real_topic(topic, group), handle.queue_id, handle.queue_offset,
-                                 entry.receipt_handle)
-                self._call(lambda req=req: self.broker.ack_message(req))
-                st = status(Code.OK)
-            except Exception as e:  # noqa: BLE001
-                st, failed = self._error_status(e), failed + 1
+        for entry, error in zip(request.entries, outcomes):
+            st = status(Code.OK) if error is None else self._error_status(error)
+            failed += error is not None
             entries.append(spb.AckMessageResultEntry(message_id=entry.message_id, receipt_handle=entry.receipt_handle,
                                                      status=st))
         overall = (status(Code.OK) if not failed else entries[0].status if len(entries) == 1

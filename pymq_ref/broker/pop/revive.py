@@ -53,7 +53,8 @@ class PopReviveService:
         self._timers: list[Timer] = []
         self._lock = threading.Lock()
         self._running = False
-        self.revived: list[tuple[pop.PopCheckPoint, int]] = []  # (CK, queue offset) of every re-put, for the book
+        self.revived: list[tuple[pop.PopCheckPoint, int]] = []
+        self._scan: dict[int, tuple[int, int, dict[str, pop.PopCheckPoint]]] = {}  # qid -> (offset, next, CKs)  # (CK, queue offset) of every re-put, for the book
 
     def start(self) -> None:
         self._running = True
@@ -83,7 +84,8 @@ class PopReviveService:
     def revive_offset(self, qid: int) -> int:
         return self.broker.offsets.query_offset(pop.REVIVE_GROUP, self.revive_topic, qid)
 
-    def _read(self, qid: int, start: int) -> list[MessageRecord]:
+    def _read(self, qid: int, start: int) -> tuple[list[MessageRecord], int]:
+        """Records of revive queue ``qid`` from ``start`` (at most ``revive_scan_max``) and the next offset."""
         store, out, offset = self.broker.store, [], start
         while len(out) < self.config.revive_scan_max:
             got = store.get_message(pop.REVIVE_GROUP, self.revive_topic, qid, offset, 32)
@@ -94,14 +96,22 @@ class PopReviveService:
                 break
             out.extend(got.records())
             offset = got.next_begin_offset
-        return out
+        return out, offset
 
     def revive_round(self, qid: int) -> int:
-        """One scan of revive queue ``qid``; the number of messages re-put."""
+        """One scan of revive queue ``qid``; the number of messages re-put.
+
+        The pairing state is kept between rounds (``_scan[qid]``: the CKs read so far with their ACKs
+        applied, and where to read next), so a round reads only what was written since the last one;
+        it is rebuilt from the committed revive offset after a restart."""
         with self._lock:
             old = self.revive_offset(qid)
-            checkpoints: dict[str, pop.PopCheckPoint] = {}
-            for record in self._read(qid, old + 1):
+            scan = self._scan.get(qid)
+            if scan is None or scan[0] != old:
+                scan = (old, old + 1, {})
+            _, next_read, checkpoints = scan
+            records, next_read = self._read(qid, next_read)
+            for record in records:
                 try:
                     item = pop.decode_by_tag(record.tags, record.body)
                 except pop.PopRecordError:
@@ -130,11 +140,15 @@ class PopReviveService:
                 if (self.broker.topics.select_topic_config(normal) is not None
                         and self.broker.subscriptions.find_subscription_group_config(ck.cid) is not None):
                     count += self._revive_ck(ck, qid, self_ack=blocked)
-                if not blocked:
+                if blocked:  # kept (the offset cannot pass it yet) but done: all its bits set
+                    checkpoints[ck.merge_key()] = dataclasses.replace(ck, bit_map=(1 << max(ck.num, 0)) - 1)
+                else:
                     new_offset = ck.revive_offset
+                    del checkpoints[ck.merge_key()]
             if new_offset > old:
                 self.broker.offsets.commit_offset(pop.REVIVE_GROUP, self.revive_topic, qid, new_offset,
                                                   "127.0.0.1")
+            self._scan[qid] = (new_offset, next_read, checkpoints)
             if count:
                 self.service.on_message_arriving()
             return count

@@ -12,18 +12,17 @@ from __future__ import annotations
 from pymq_ref.formats import pop
 from pymq_ref.formats.hosts import Host
 from pymq_ref.formats.message import MessageRecord
-from pymq_ref.formats.properties import TAGS, UNIQ_KEY, JavaHashMap
+from pymq_ref.formats.properties import TAGS, UNIQ_KEY, java_hashmap_order
 
 TIMER_DELIVER_MS = "TIMER_DELIVER_MS"
+#: the iteration order of a fresh HashMap holding these three keys (the same for every record)
+_ORDER = tuple(java_hashmap_order([TAGS, TIMER_DELIVER_MS, UNIQ_KEY]))
 
 
 def _record(topic: str, queue_id: int, tag: str, body: bytes, deliver_ms: int, uniq: str, now: int,
             store_host: Host) -> MessageRecord:
-    props = JavaHashMap()
-    props[TAGS] = tag
-    props[TIMER_DELIVER_MS] = str(deliver_ms)
-    props[UNIQ_KEY] = uniq
-    return MessageRecord(topic=topic, body=body, properties=dict(props.items()), queue_id=queue_id,
+    values = {TAGS: tag, TIMER_DELIVER_MS: str(deliver_ms), UNIQ_KEY: uniq}
+    return MessageRecord(topic=topic, body=body, properties={k: values[k] for k in _ORDER}, queue_id=queue_id,
                          born_timestamp=now, born_host=store_host, store_host=store_host)
 
 

@@ -124,7 +124,7 @@ class AckRequest:
     topic: str
     queue_id: int
     offset: int
-    extra_info: str
+    extra_info: str  # or its parsed pop.ExtraInfo
 
 
 @dataclass
@@ -364,7 +364,9 @@ class PopService:
         if offset < lo or offset > hi:
             raise NoMessageError(f"offset is illegal, key:{topic}@{queue_id}, commit:{offset}, store:{lo}~{hi}")
 
-    def _extra(self, text: str) -> pop.ExtraInfo:
+    def _extra(self, text) -> pop.ExtraInfo:
+        if isinstance(text, pop.ExtraInfo):
+            return text  # already parsed by the caller (the gRPC layer's receipt handle)
         try:
             return pop.parse_extra_info(text)
         except pop.PopRecordError as e:
