@@ -24,4 +24,6 @@ PROCESSOR_MODULES: list[str] = [
     "pymq_ref.broker.server.admin_broker",
     "pymq_ref.broker.server.admin_groups",
     "pymq_ref.broker.server.admin_query",
+    # 5.x POP (pop-grpc)
+    "pymq_ref.broker.server.pop",
 ]
