@@ -196,7 +196,7 @@ class MQClientInstance:
     def _every(self, first: float, period: float, job, name: str) -> None:
         async def loop():
             await asyncio.sleep(first)
-            while True:
+            while self.running:
                 try:
                     await job()
                 except asyncio.CancelledError:
@@ -378,11 +378,16 @@ class MQClientInstance:
                 log.warning("%s: rebalance of %s failed: %s", self.client_id, consumer.group, e)
 
     async def _rebalance_loop(self) -> None:
-        while True:
+        # not asyncio.wait_for: on Python 3.11 it can swallow the shutdown's cancel when the wakeup
+        # (NOTIFY_CONSUMER_IDS_CHANGED) is set at the same moment, and shutdown then waits forever
+        while self.running:
+            waiter = asyncio.ensure_future(self._rebalance_wakeup.wait())
             try:
-                await asyncio.wait_for(self._rebalance_wakeup.wait(), self.config.rebalance_interval)
-            except asyncio.TimeoutError:
-                pass
+                await asyncio.wait({waiter}, timeout=self.config.rebalance_interval)
+            finally:
+                waiter.cancel()
+            if not self.running:
+                return
             self._rebalance_wakeup.clear()
             await self.do_rebalance()
 
