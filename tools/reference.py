@@ -58,9 +58,10 @@ def cell(text: object) -> str:
 
 
 def table(heads: list[str], rows: list[list[object]]) -> str:
-    out = ["| " + " | ".join(heads) + " |", "|" + "|".join("---" for _ in heads) + "|"]
+    """A Markdown table in a ``pymq-ref-table`` container (the book's CSS sets it compact)."""
+    out = ["```{container} pymq-ref-table", "| " + " | ".join(heads) + " |", "|" + "|".join("---" for _ in heads) + "|"]
     out += ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]
-    return "\n".join(out) + "\n"
+    return "\n".join(out) + "\n```\n"
 
 
 def code(text: object) -> str:
@@ -511,12 +512,18 @@ def _link(cls) -> str:
 
 
 def request_codes_section() -> str:
+    def side(header, body) -> str:
+        parts = [_link(header)] if header is not None else []
+        if body is not None:
+            parts.append("body: " + _link(body))
+        return "; ".join(parts)
+
     rows = []
     for c in codes.RequestCode:
         api = protocol.api_of(int(c))
         rows.append([int(c), code(c.name), api.served_by if api else "",
-                     _link(api.request_header) if api else "", _link(api.response_header) if api else "",
-                     _link(api.request_body) if api else "", _link(api.response_body) if api else ""])
+                     side(api.request_header, api.request_body) if api else "",
+                     side(api.response_header, api.response_body) if api else ""])
     rows5 = [[int(c), code(c.name)] for c in codes.RequestCode5]
     return f"""{label("ref-request-codes")}
 ## Request codes
@@ -527,7 +534,7 @@ with who serves each one and the classes of its headers and bodies, as
 is the message body, `batch` a [batch body](ref-batch-body), `records` stored
 [CommitLog records](ref-commitlog-record) back to back).
 
-{table(["code", "name", "served by", "request header", "response header", "request body", "response body"], rows)}
+{table(["code", "name", "served by", "request: header; body", "response: header; body"], rows)}
 Codes of RocketMQ 5.x that a 4.9.4 peer answers with `REQUEST_CODE_NOT_SUPPORTED` (they do not fit
 the int16 `code` of a ROCKETMQ header):
 
