@@ -598,6 +598,32 @@ which `pymq_ref.oracle.parse_fastjson` reads. The Java types come from the 4.9.4
     return "\n".join(out)
 
 
+def register_body_section() -> str:
+    from pymq_ref.remoting.bodies import encode_body
+    from pymq_ref.remoting.bodies.route import topic_config_text
+    example = topic_config_text(beans.TopicConfig("TopicTest", 4, 4, beans.PERM_READ | beans.PERM_WRITE))
+    version = encode_body(beans.DataVersion(7, 1700000000000)).decode()
+    rows = [
+        [0, 4, "int32", code("data_version_length"), "length *v* of the DataVersion JSON that follows"],
+        [4, code("v"), "bytes", code("data_version"), f"the topic table's DataVersion as JSON, e.g. `{version}`"],
+        ["4 + v", 4, "int32", code("topic_count"), "number of topic entries that follow"],
+        ["8 + v", "4 + t", "int32 + bytes", code("topic[i]"),
+         f"per topic: length, then `TopicConfig.encode` text: name, read and write queue counts, perm, "
+         f"filter type, separated by spaces (e.g. `{example}`); topicSysFlag and order are not carried"],
+        ["…", "4 + f", "int32 + bytes", code("filter_servers"), "length, then the filter server list as JSON"],
+    ]
+    return f"""{label("ref-register-body")}
+## Compressed registration body
+
+A broker configured with `compressedRegister=true` sets `compressed` in its
+[RegisterBrokerRequestHeader](ref-header-registerbrokerrequestheader) and sends its [RegisterBrokerBody](ref-body-registerbrokerbody) not as JSON but as a zlib stream of this
+length-prefixed form (`RegisterBrokerBody.encode(true)`,
+{src("common/src/main/java/org/apache/rocketmq/common/protocol/body/RegisterBrokerBody.java")});
+topics come in the iteration order of the Java `ConcurrentHashMap` they are copied into.
+
+{table(["offset", "size", "type", "field", "meaning"], rows)}"""
+
+
 def headers_section() -> str:
     out = [f"""{label("ref-headers")}
 ## Request and response headers
@@ -657,7 +683,7 @@ default delay levels:
 
 SECTIONS = (intro, store_layout, commitlog, properties_section, ids_section, batch_section, consume_queue_section,
             index_section, checkpoint_section, timer_section, config_section, frame_section, request_codes_section,
-            response_codes_section, headers_section, bodies_section, delay_section, retry_section)
+            response_codes_section, headers_section, bodies_section, register_body_section, delay_section, retry_section)
 
 
 def render() -> str:
