@@ -183,17 +183,20 @@ json` and `pymq_ref.oracle` use. Links to the RocketMQ sources point into the tr
 
 
 def store_layout() -> str:
-    cq_size = consume_queue.DEFAULT_FILE_SIZE
+    from pymq_ref.store.store_config import MessageStoreConfig
+    cfg = MessageStoreConfig()
+    cq_size = cfg.mapped_file_size_consume_queue
     rows = [
-        ["`commitlog/{offset}`", "1 GiB (`mappedFileSizeCommitLog`)",
+        ["`commitlog/{offset}`", f"{cfg.mapped_file_size_commit_log:,} bytes (`mappedFileSizeCommitLog`)",
          "CommitLog segments, named by the global offset of their first byte (20 digits)",
          "[CommitLog record](ref-commitlog-record), [END_OF_FILE blank](ref-commitlog-blank)"],
-        ["`consumequeue/{topic}/{queueId}/{offset}`", f"{cq_size:,} bytes ({consume_queue.DEFAULT_UNITS_PER_FILE:,} units)",
+        ["`consumequeue/{topic}/{queueId}/{offset}`",
+         f"{cq_size:,} bytes ({cq_size // consume_queue.CQ_STORE_UNIT_SIZE:,} units, `mappedFileSizeConsumeQueue`)",
          "one ConsumeQueue per topic and queue, named by the byte offset of their first unit",
          "[ConsumeQueue unit](ref-consumequeue-unit)"],
-        ["`consumequeue_ext/{topic}/{queueId}/{offset}`", f"{consume_queue_ext.DEFAULT_FILE_SIZE:,} bytes",
+        ["`consumequeue_ext/{topic}/{queueId}/{offset}`", f"{cfg.mapped_file_size_consume_queue_ext:,} bytes",
          "with `enableConsumeQueueExt`: the extended units", "[ConsumeQueueExt unit](ref-consumequeue-ext-unit)"],
-        ["`index/{yyyyMMddHHmmssSSS}`", f"{index_file.index_file_size():,} bytes",
+        ["`index/{yyyyMMddHHmmssSSS}`", f"{index_file.index_file_size(cfg.max_hash_slot_num, cfg.max_index_num):,} bytes",
          "IndexFiles, named by their creation time", "[IndexFile](ref-indexfile)"],
         ["`checkpoint`", f"{checkpoint.CHECKPOINT_FILE_SIZE:,} bytes", "flush timestamps", "[Checkpoint](ref-checkpoint)"],
         ["`config/*.json` (+ `.bak`)", "text", "topics, offsets, subscription groups, delay progress",
