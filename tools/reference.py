@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import re
-import struct
 import sys
 from pathlib import Path
 
@@ -32,7 +31,6 @@ if str(ROOT) not in sys.path:
 
 import construct as cs  # noqa: E402
 
-from pymq_ref.client import allocate  # noqa: E402
 from pymq_ref.formats import (beans, checkpoint, consume_queue, consume_queue_ext, index_file, message,  # noqa: E402
                               properties, schemas, sysflag, timer)
 from pymq_ref.formats.fastjson import camel  # noqa: E402
@@ -149,16 +147,6 @@ RENDERED: set[str] = set()
 def layout(name: str) -> str:
     RENDERED.add(name)
     return table(["offset", "size", "type", "field", "meaning"], layout_rows(name))
-
-
-def struct_rows(fmt: struct.Struct, names: list[str], meanings: dict[str, str]) -> list[list[object]]:
-    """Rows for a plain ``struct`` layout (structures without a construct schema)."""
-    rows, offset = [], 0
-    for ch, name in zip(fmt.format.lstrip("<>!="), names):
-        size = struct.calcsize(">" + ch)
-        rows.append([offset, size, _FMT_TYPES[ch], code(name), meanings.get(name, "")])
-        offset += size
-    return rows
 
 
 # -- sections ---------------------------------------------------------------------------------
