@@ -42,7 +42,6 @@ from pymq_ref.store import config_files, delay  # noqa: E402
 from pymq_ref.broker.retry import retry_schedule  # noqa: E402
 
 OUT = ROOT / "book" / "reference.md"
-SRC = "https://github.com/apache/rocketmq/blob/rocketmq-all-4.9.4/"
 
 _FMT_TYPES = {"b": "int8", "B": "uint8", "h": "int16", "H": "uint16", "i": "int32", "l": "int32", "I": "uint32",
               "L": "uint32", "q": "int64", "Q": "uint64"}
