@@ -63,8 +63,8 @@ class TrialResult:
     served_after_restart: int | None = None
 
 
-def send_request(key: str, body: bytes, queue_id: int) -> RemotingCommand:
-    h = H.SendMessageRequestHeaderV2(producer_group="KillProducer", topic=TOPIC, default_topic="TBW102",
+def send_request(key: str, body: bytes, queue_id: int, topic: str = TOPIC) -> RemotingCommand:
+    h = H.SendMessageRequestHeaderV2(producer_group="KillProducer", topic=topic, default_topic="TBW102",
                                      default_topic_queue_nums=QUEUES, queue_id=queue_id, sys_flag=0,
                                      born_timestamp=1_700_000_000_000, flag=0,
                                      properties=encode_properties({"KEYS": key, "UNIQ_KEY": key, "WAIT": "true"}),
@@ -129,9 +129,15 @@ class Zygote:
 
 
 def zygote_main() -> None:
+    import importlib
+
     import pymq_ref.broker.server.controller  # noqa: F401 - imported once, before any fork
     import pymq_ref.cli
+    import pymq_ref.tools.internal_error  # noqa: F401
     import pymq_ref.tools.serve  # noqa: F401
+    from pymq_ref.broker.server import PROCESSOR_MODULES
+    for name in PROCESSOR_MODULES:
+        importlib.import_module(name)
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped automatically
     for line in sys.stdin:
         conf_path, log_path = line.rstrip("\n").split("\t")
