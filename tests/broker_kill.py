@@ -114,6 +114,7 @@ class Zygote:
     def __init__(self):
         self.proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--zygote"], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
+        self.started: list[BrokerProcess] = []
 
     def start(self, conf_path: str, log_path: str) -> BrokerProcess:
         self.proc.stdin.write(f"{conf_path}\t{log_path}\n".encode())
@@ -121,9 +122,14 @@ class Zygote:
         line = self.proc.stdout.readline()
         if not line:
             raise RuntimeError("the zygote died")
-        return BrokerProcess(int(line))
+        self.started.append(BrokerProcess(int(line)))
+        return self.started[-1]
 
     def close(self) -> None:
+        """Stop the zygote, and SIGKILL any broker it forked that still runs (a failed test's)."""
+        for proc in self.started:
+            if proc.poll() is None:
+                proc.signal(signal.SIGKILL)
         self.proc.stdin.close()
         self.proc.wait(10)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 
 import pytest
 
@@ -182,5 +183,121 @@ def test_soak_8_producers_4_consumers_nothing_lost_no_duplicates(tmp_path, zygot
     assert set(consumed) == set(acked), f"lost: {sorted(set(acked) - set(consumed))[:5]}"
     assert len(consumed) == len(set(consumed)), "a message was consumed twice without any failure"
     assert all(mx == co for mx, co in committed), committed
+    report = run_doctor(store, broker_kill.doctor_options())
+    assert report.clean, report.text()
+
+
+# -- clients that vanish ------------------------------------------------------------------------------
+def test_clients_that_vanish_mid_pull_mid_send_and_mid_transaction(tmp_path, zygote):
+    """* mid-pull: a long-polling pull whose connection closes before a message arrives — the
+      broker's late answer goes nowhere, it keeps serving, the message is pulled by someone else;
+    * mid-send: a frame cut off when its client vanishes stores nothing; a complete send whose
+      client vanishes before the answer is stored exactly once;
+    * mid-transaction: a producer vanishes after its half message; the broker asks another live
+      producer of the same group (CHECK_TRANSACTION_STATE over that producer's own connection),
+      which commits it (END_TRANSACTION from the check) — the message becomes visible once."""
+    from pymq_ref.formats.message import iter_records
+    from pymq_ref.formats.properties import encode_properties
+    from pymq_ref.remoting import headers as H
+    from pymq_ref.remoting.bodies import HeartbeatData, ProducerData, encode_body
+    from pymq_ref.remoting.codec import encode
+    from pymq_ref.remoting.codes import RequestCode as R
+    from pymq_ref.remoting.command import RemotingCommand
+    from pymq_ref.remoting.dispatch import RequestDispatcher
+    from pymq_ref.remoting.transport import RemotingClient
+    from pymq_ref.tools.doctor import run_doctor
+
+    port = PORT_BASE + 40 + 2
+    addr = f"127.0.0.1:{port}"
+    topic = "VanishTopic"
+
+    def pull(offset, suspend_ms=0, q=0):
+        return RemotingCommand(R.PULL_MESSAGE, ext_fields=H.PullMessageRequestHeader(
+            consumer_group="VanishGroup", topic=topic, queue_id=q, queue_offset=offset, max_msg_nums=32,
+            sys_flag=0x4 | (0x2 if suspend_ms else 0), commit_offset=0, suspend_timeout_millis=suspend_ms,
+            subscription="*", sub_version=0, expression_type="TAG").to_ext())
+
+    def send(key, q=0, tx=False):
+        props = {"UNIQ_KEY": key, "KEYS": key, "WAIT": "true"}
+        if tx:
+            props.update(TRAN_MSG="true", PGROUP="TxGroup")
+        return RemotingCommand(R.SEND_MESSAGE_V2, ext_fields=H.SendMessageRequestHeaderV2(
+            producer_group="TxGroup" if tx else "PG", topic=topic, default_topic="TBW102", default_topic_queue_nums=1,
+            queue_id=q, sys_flag=0x4 if tx else 0, flag=0,
+            born_timestamp=int(time.time() * 1000),  # a half message born over 72 h ago is skipped, never checked
+            properties=encode_properties(props), reconsume_times=0, unit_mode=False, batch=False).to_ext(),
+            body=key.encode())
+
+    async def keys_in_queue(c, q=0):
+        ans = await c.invoke(addr, pull(0, q=q), 10)
+        return [r.properties["UNIQ_KEY"] for r in iter_records(ans.body)] if ans.code == 0 else []
+
+    async def main():
+        proc, _, store = await started_broker(tmp_path, "vanish", port, {
+            "transactionTimeOut": "500", "transactionCheckInterval": "500"})
+        steady = RemotingClient(name="steady")
+        try:
+            assert (await steady.invoke(addr, RemotingCommand(R.UPDATE_AND_CREATE_TOPIC, ext_fields=H.CreateTopicRequestHeader(
+                topic=topic, default_topic="TBW102", read_queue_nums=1, write_queue_nums=1, perm=6,
+                topic_filter_type="SINGLE_TAG", topic_sys_flag=0, order=False).to_ext()), 10)).code == 0
+            # mid-pull: hold a pull, vanish, then the message arrives
+            r, w = await asyncio.open_connection("127.0.0.1", port)
+            w.write(encode(pull(0, suspend_ms=15000).with_(opaque=7)))
+            await w.drain()
+            await asyncio.sleep(0.3)
+            w.close()
+            await asyncio.sleep(0.1)
+            assert (await steady.invoke(addr, send("after-vanished-pull"), 10)).code == 0
+            await asyncio.sleep(0.3)
+            assert await keys_in_queue(steady) == ["after-vanished-pull"]
+            # mid-send: half a frame, then gone; a whole frame, then gone before the answer
+            r, w = await asyncio.open_connection("127.0.0.1", port)
+            w.write(encode(send("never-stored"))[:50])
+            await w.drain()
+            w.close()
+            r, w = await asyncio.open_connection("127.0.0.1", port)
+            w.write(encode(send("stored-once").with_(opaque=9)))
+            await w.drain()
+            w.close()
+            await asyncio.sleep(0.5)
+            assert await keys_in_queue(steady) == ["after-vanished-pull", "stored-once"]
+            # mid-transaction: producer A sends a half message and vanishes; producer B stays
+            checks: list[RemotingCommand] = []
+            b_client = RemotingClient(RequestDispatcher(default=lambda req, ch: checks.append((req, ch)) or None),
+                                      name="producer-b")
+            a_client = RemotingClient(name="producer-a")
+            hb = RemotingCommand(R.HEART_BEAT, body=encode_body(HeartbeatData("127.0.0.1@producer-b",
+                                                                               [ProducerData("TxGroup")], [])))
+            assert (await b_client.invoke(addr, hb, 10)).code == 0
+            half = await a_client.invoke(addr, send("tx-of-a-vanished-producer", tx=True), 10)
+            assert half.code == 0
+            await a_client.close()
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + 20
+            while not checks and loop.time() < deadline:
+                await asyncio.sleep(0.1)
+            assert checks, "the broker never asked the live producer"
+            check, channel = checks[0]
+            assert check.code == R.CHECK_TRANSACTION_STATE
+            h = check.header(H.CheckTransactionStateRequestHeader)
+            assert h.msg_id == "tx-of-a-vanished-producer"
+            channel.invoke_oneway(RemotingCommand(R.END_TRANSACTION, ext_fields=H.EndTransactionRequestHeader(
+                producer_group="TxGroup", tran_state_table_offset=h.tran_state_table_offset,
+                commit_log_offset=h.commit_log_offset, commit_or_rollback=8, from_transaction_check=True,
+                msg_id=h.msg_id, transaction_id=h.transaction_id).to_ext(), flag=2))
+            deadline = loop.time() + 10
+            while loop.time() < deadline:
+                keys = await keys_in_queue(steady)
+                if "tx-of-a-vanished-producer" in keys:
+                    break
+                await asyncio.sleep(0.1)
+            assert keys == ["after-vanished-pull", "stored-once", "tx-of-a-vanished-producer"]
+            await b_client.close()
+            return proc, store
+        finally:
+            await steady.close()
+
+    proc, store = asyncio.run(main())
+    stop_broker(proc)
     report = run_doctor(store, broker_kill.doctor_options())
     assert report.clean, report.text()
