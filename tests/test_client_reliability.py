@@ -25,7 +25,6 @@ from pymq_ref.client.consumer.push import DefaultMQPushConsumer
 from pymq_ref.client.errors import MQBrokerError, MQClientError
 from pymq_ref.client.message import Message
 from pymq_ref.client.producer import DefaultMQProducer
-from pymq_ref.formats.message_queue import MessageQueue
 from pymq_ref.remoting.bodies.bean import encode_body
 from pymq_ref.remoting.bodies.consumer import GetConsumerListByGroupResponseBody
 from pymq_ref.remoting.bodies.route import BrokerData, QueueData, TopicRouteData

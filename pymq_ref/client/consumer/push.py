@@ -25,7 +25,6 @@ from __future__ import annotations
 import asyncio
 import datetime
 import logging
-import time
 from typing import Callable
 
 from pymq_ref.formats.message_queue import MessageQueue
@@ -40,7 +39,7 @@ from ..config import ClientConfig
 from ..errors import MQBrokerError, MQClientError, StateError
 from ..instance import MQClientInstance, now_ms
 from ..message import Message, MessageExt, retry_topic, validate_group
-from ..rebalance import BROADCASTING, CLUSTERING, PullRequest, RebalanceImpl
+from ..rebalance import CLUSTERING, PullRequest, RebalanceImpl
 from .consume import ConcurrentConsumeService, OrderlyConsumeService
 from .offset_store import READ_FROM_MEMORY, READ_FROM_STORE, LocalFileOffsetStore, RemoteBrokerOffsetStore
 from .process_queue import ProcessQueue
