@@ -33,10 +33,10 @@ def pymq(*args, timeout=90):
 class ClusterThread:
     """A loopback cluster on its own event loop in a thread, for tests that run subprocesses."""
 
-    def __init__(self, base, brokers=1):
+    def __init__(self, base, brokers=1, settings=None):
         import threading
         self.loop = asyncio.new_event_loop()
-        self.cluster = LoopbackCluster(str(base), brokers)
+        self.cluster = LoopbackCluster(str(base), brokers, settings=settings)
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self.thread.start()
         self.call(self.cluster.start())
@@ -77,6 +77,28 @@ def test_pymq_send_and_consume(tmp_path):
         assert idle.returncode == 1 and idle.stdout == ""  # all committed: gave up after 2 s without a message
     finally:
         ct.close()
+
+
+def test_pymq_consume_sql92(tmp_path):
+    from pymq_ref.client.blocking import Producer
+    from pymq_ref.client.message import Message
+
+    for enabled in ("true", "false"):
+        ct = ClusterThread(tmp_path / enabled, settings={"enablePropertyFilter": enabled})
+        try:
+            ns = ct.cluster.namesrv_addr
+            with Producer("PG_sql", ns) as p:
+                for i in range(6):
+                    p.send(Message("SqlT", b"m%d" % i, properties={"a": str(i)}))
+            r = pymq("consume", "-n", ns, "--topic", "SqlT", "--group", "CG_sql", "--from", "first",
+                     "--sql", "a >= 3 AND a <> 4", "--count", "2", "--idle", "20")
+            if enabled == "true":
+                assert r.returncode == 0, r.stderr
+                assert sorted(line.split("body=")[1] for line in r.stdout.splitlines()) == ["'m3'", "'m5'"]
+            else:  # CHECK_CLIENT_CONFIG refused: the consumer does not start
+                assert r.returncode == 2 and "Check client in broker error" in r.stderr, r.stderr
+        finally:
+            ct.close()
 
 
 def test_pymq_send_errors_are_one_line(tmp_path):

@@ -18,7 +18,8 @@ from pymq_ref.formats.hashing import java_string_hash
 from pymq_ref.formats.message import iter_records
 from pymq_ref.formats.message_queue import MessageQueue
 from pymq_ref.remoting.bodies.bean import decode_json, encode_body
-from pymq_ref.remoting.bodies.consumer import (GetConsumerListByGroupResponseBody, LockBatchRequestBody,
+from pymq_ref.remoting.bodies.consumer import (CheckClientRequestBody, GetConsumerListByGroupResponseBody,
+                                               LockBatchRequestBody,
                                                LockBatchResponseBody, UnlockBatchRequestBody)
 from pymq_ref.remoting.bodies.heartbeat import EXPRESSION_TAG, SUB_ALL, HeartbeatData, SubscriptionData
 from pymq_ref.remoting.bodies.route import TopicRouteData
@@ -187,6 +188,12 @@ def build_subscription(topic: str, expression: str | None, expression_type: str 
             sub.tags_set.append(tag)
             sub.code_set.append(java_string_hash(tag))
     return sub
+
+
+def check_client_config(client_id: str, group: str, sub: SubscriptionData) -> RemotingCommand:
+    """CHECK_CLIENT_CONFIG: may the broker evaluate this (SQL92) subscription? (``checkClientInBroker``)"""
+    body = CheckClientRequestBody(client_id=client_id, group=group, subscription_data=sub)
+    return RemotingCommand.request(RequestCode.CHECK_CLIENT_CONFIG, body=encode_body(body))
 
 
 def lock_batch(group: str, client_id: str, mqs) -> RemotingCommand:

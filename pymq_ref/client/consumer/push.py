@@ -181,8 +181,29 @@ class DefaultMQPushConsumer:
                 log.info("%s: route of %s: %s", self.group, topic, e)
         if self.orderly and self.message_model == CLUSTERING:
             self._spawn(self._lock_all_loop())
+        try:
+            await self.check_client_in_broker()
+        except BaseException:
+            await self.shutdown()
+            raise
         await self.instance.send_heartbeat_to_all_brokers()
         self.instance.rebalance_immediately()
+
+    async def check_client_in_broker(self) -> None:
+        """CHECK_CLIENT_CONFIG for every SQL92 subscription, to one broker of its topic: a broker that
+        cannot filter by SQL (``enablePropertyFilter=false``) or a bad expression fails ``start``."""
+        for topic, sub in self.rebalance.subscription_inner.items():
+            if sub.expression_type in (None, EXPRESSION_TAG):
+                continue
+            addr = self.instance.find_broker_addr_by_topic(topic)
+            if addr is None:
+                continue
+            response = await self.instance.remoting.invoke(
+                addr, R.check_client_config(self.instance.client_id, self.group, sub),
+                self.instance.config.mq_client_api_timeout)
+            if response.code != 0:
+                raise MQClientError(f"Check client in broker error, maybe because you use {sub.expression_type} "
+                                    f"filter, but server has not been upgraded: {response.remark}")
 
     async def shutdown(self) -> None:
         if self.state != "RUNNING":
