@@ -2,7 +2,7 @@
 RocketMQ 4.9.4 name server, with the same Java client program, side by side in one run.
 
 Both name servers get the same broker registration (three brokers, a topic on two of them, sent
-as frames by ``tests/namesrv_scenarios.py``), then ``tools/rocketmq_namesrv/java/RouteBench.java``
+as frames by ``pymq_ref/namesrv/scenarios.py``), then ``tools/rocketmq_namesrv/java/RouteBench.java``
 — 16 threads calling ``NettyRemotingClient.invokeSync`` as the Java client's ``MQClientAPIImpl``
 does — asks each for the route of that topic for a fixed time, alternating. Goal: >= 1.0x.
 
@@ -32,7 +32,7 @@ REAL_PORT, OUR_PORT = 23986, 23886
 
 
 def register(address: str) -> None:
-    from namesrv_scenarios import A_TOPICS, B_TOPICS, C_TOPICS, register as reg
+    from pymq_ref.namesrv.scenarios import A_TOPICS, B_TOPICS, C_TOPICS, register as reg
     from pymq_ref.remoting.codec import decode, encode
 
     async def main():

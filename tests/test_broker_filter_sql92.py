@@ -22,7 +22,7 @@ def ev(expr: str, props=PROPS):
     return compile_sql92(expr).evaluate(props)
 
 
-# ---------------------------------------------------------------- the spec's example table (client.md §6.3)
+# ---------------------------------------------------------------- an example table of SQL92 expressions
 
 @pytest.mark.parametrize("expr", ["a = 3", "a = '3'", "a > 2.5", "a BETWEEN 1 AND 5", "a <> 4", "a = 3L",
                                   "TAGS = 'TagA' AND a >= 3", "a IN ('3','4')", "a NOT BETWEEN 5 AND 6",

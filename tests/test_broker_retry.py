@@ -1,4 +1,4 @@
-"""CONSUMER_SEND_MSG_BACK, the retry ladder, the DLQ, and the orderly client model (retry.md)."""
+"""CONSUMER_SEND_MSG_BACK, the retry ladder, the DLQ, and the orderly client model (4.9.4)."""
 
 from __future__ import annotations
 

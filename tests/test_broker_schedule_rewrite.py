@@ -1,4 +1,5 @@
-"""Put-time delay rewrite (delay.md §2, vectors.md §6) through the real store put path, and the level parser."""
+"""Put-time delay rewrite (``CommitLog.asyncPutMessage``; test vector 6 of test_formats_vectors) through the real
+store put path, and the level parser."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""ScheduleMessageService: per-level delivery, timing, corrections, progress file, restarts (delay.md §4–§6)."""
+"""ScheduleMessageService: per-level delivery, timing, corrections, progress file, restarts (4.9.4
+``ScheduleMessageService``)."""
 
 from __future__ import annotations
 

@@ -108,7 +108,8 @@ def test_up_serves_a_producer_and_a_consumer_over_the_wire(tmp_path):
                     RequestCode.GET_CONSUMER_LIST_BY_GROUP, H.GetConsumerListByGroupRequestHeader(consumer_group="CG")))
                 assert (lst.code, lst.remark) == (1, "no consumer for this group, CG")
                 gone = await c.invoke(up.broker_addr, pull("CG", "T1", 1, 0, sys_flag=0))
-                assert (gone.code, gone.remark) == (24, "the consumer's group info not exist")
+                assert (gone.code, gone.remark) == (24, "the consumer's group info not exist"
+                                                  "\nSee http://rocketmq.apache.org/docs/faq/ for further details.")
 
                 unknown = await c.invoke(up.broker_addr, RemotingCommand.request(9999 % 32768))
                 assert (unknown.code, unknown.remark) == (3, f" request type {9999} not supported")

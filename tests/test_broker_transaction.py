@@ -1,4 +1,5 @@
-"""Transactions: half/op records, END_TRANSACTION, the check service, restarts (transaction.md)."""
+"""Transactions: half/op records, END_TRANSACTION, the check service, restarts (4.9.4
+``TransactionalMessageServiceImpl``)."""
 
 from __future__ import annotations
 

@@ -22,7 +22,7 @@ i32 = st.integers(-(2**31), 2**31 - 1)
 # -- ConsumeQueue unit ------------------------------------------------------------------------
 
 def test_cq_unit_vector_4():
-    # vectors.md §4: record 3 at offset 0, size 198, tags "TagA"
+    # test vector 4: record 3 at offset 0, size 198, tags "TagA"
     data = cq.encode_cq_unit(0, 198, 2598919)
     assert data.hex().upper() == "0000000000000000" "000000C6" "000000000027A807"
     unit = cq.decode_cq_unit(data, base=0)
@@ -32,7 +32,7 @@ def test_cq_unit_vector_4():
 
 
 def test_cq_unit_vector_6_schedule_topic():
-    # vectors.md §6: SCHEDULE_TOPIC_XXXX unit, tagsCode = deliver timestamp
+    # test vector 6: SCHEDULE_TOPIC_XXXX unit, tagsCode = deliver timestamp
     data = cq.encode_cq_unit(0, 258, 1700000010123)
     assert data.hex().upper() == "0000000000000000" "00000102" "0000018BCFE58F8B"
 

@@ -209,7 +209,7 @@ def test_java_hashmap_keeps_every_entry(pairs, data):
 
 
 def test_java_hashmap_orders_by_bucket():
-    # KEYS -> bucket 7, UNIQ_KEY and CLUSTER -> 12 (insertion order), TAGS -> 14 (storage.md Appendix A)
+    # KEYS -> bucket 7, UNIQ_KEY and CLUSTER -> 12 (insertion order), TAGS -> 14 (Java 8 HashMap order)
     m = JavaHashMap([("TAGS", "1"), ("CLUSTER", "2"), ("UNIQ_KEY", "3"), ("KEYS", "4")])
     assert list(m) == ["KEYS", "CLUSTER", "UNIQ_KEY", "TAGS"]
 

@@ -1,4 +1,5 @@
-"""The vectors of ../shared/spec/vectors.md, reproduced byte for byte from pymq_ref.formats."""
+"""Test vectors (records whose bytes were checked against RocketMQ 4.9.4), reproduced byte for byte from
+pymq_ref.formats."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """pymq-ref's name server against the real RocketMQ 4.9.4 name server's recorded answers.
 
-The conversation (``tests/namesrv_scenarios.py``) was played against the real 4.9.4 name server by
+The conversation (``pymq_ref/namesrv/scenarios.py``) was played against the real 4.9.4 name server by
 ``tools/rocketmq_namesrv/record.py``; its answers are in ``tests/data/rocketmq-4.9.4-namesrv/``.
 Here the same frames go to our name server on a real socket (its clock simulated, so the silent
 broker expires without waiting two minutes) and every answer is compared field by field: outcome
@@ -16,7 +16,7 @@ import pathlib
 
 import pytest
 
-from namesrv_scenarios import Player, outcome_record, steps
+from pymq_ref.namesrv.scenarios import Player, outcome_record, steps
 from pymq_ref.namesrv import BROKER_CHANNEL_EXPIRED_TIME, NamesrvController
 from pymq_ref.remoting.codec import decode
 

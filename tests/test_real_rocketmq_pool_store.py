@@ -52,7 +52,7 @@ def blanks(root: Path) -> dict[int, tuple[int, bytes]]:
 
 
 def test_rocketmq_pool_store_leaves_an_older_segment_after_the_blank():
-    """The source fact storage.md lacks: ``commit0`` writes a reused buffer up to the wrote
+    """A source fact easy to miss: ``commit0`` writes a reused buffer up to the wrote
     position, which the blank moved to the file's end, so an older segment's bytes follow."""
     segments = {int(p.name): p.read_bytes() for p in (STORE / "commitlog").iterdir()}
     stale = {base: [older for older, data in segments.items() if older < base and data[pos + 8:] == tail]

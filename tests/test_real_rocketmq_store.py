@@ -97,7 +97,7 @@ def test_consume_queue_units_point_at_their_records():
         record = records[unit.phy_offset]
         if record.topic != "SCHEDULE_TOPIC_XXXX":
             assert unit.tags_code == record.tags_code
-        else:  # delay.md §3: the deliver time (level 3 = 10 s after the store time)
+        else:  # CommitLog.checkMessageAndReturnSize: the deliver time (level 3 = 10 s after the store time)
             assert unit.tags_code == record.store_timestamp + 10_000
 
 

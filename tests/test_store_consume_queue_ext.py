@@ -1,4 +1,4 @@
-"""ConsumeQueueExt (storage.md §8.5, 4.9.4 ConsumeQueueExt.java): format, store, get_message, inspect."""
+"""ConsumeQueueExt (4.9.4 ConsumeQueueExt.java): format, store, get_message, inspect."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""ConsumeQueue and IndexFile through the store: vectors §4, §6, §7, filler units, rolling, time search."""
+"""ConsumeQueue and IndexFile through the store: test vectors 4, 6 and 7, filler units, rolling, time search."""
 
 from __future__ import annotations
 

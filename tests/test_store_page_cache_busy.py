@@ -1,5 +1,5 @@
 """``OS_PAGECACHE_BUSY``: a put that finds the put lock held for more than
-``osPageCacheBusyTimeOutMills`` is refused at once instead of queueing (storage.md §16)."""
+``osPageCacheBusyTimeOutMills`` is refused at once instead of queueing (``DefaultMessageStore.isOSPageCacheBusy``)."""
 
 from __future__ import annotations
 

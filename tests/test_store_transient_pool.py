@@ -1,4 +1,4 @@
-"""The transient store pool (``transientStorePoolEnable``, storage.md §12): appends go to a write
+"""The transient store pool (``transientStorePoolEnable``, ``TransientStorePool``): appends go to a write
 buffer, ``commit`` moves them into the CommitLog file, and only then can readers, dispatch and
 flush see them. The files must come out byte for byte as without the pool."""
 

@@ -16,7 +16,7 @@ from pymq_ref.viz.explain import describe_field
 
 from pymq_ref.formats.message import decode_message
 
-# storage vector 3 (vectors.md §3): TopicTest / TagA / KEY1 / "Hello RocketMQ"
+# test vector 3 (tests/test_formats_vectors.py): TopicTest / TagA / KEY1 / "Hello RocketMQ"
 VECTOR3 = bytes.fromhex(
     "000000C6DAA320A769C865ED000000000000000000000000000000000000000000000000000000000000018BCF"
     "E568007F0000010000C3500000018BCFE5687B7F00000100002A9F0000000000000000000000000000000E4865"

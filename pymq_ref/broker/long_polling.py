@@ -1,7 +1,9 @@
 """``PullRequestHoldService``: pulls that found nothing wait here for a message (long polling).
 
 A PULL_MESSAGE that finds nothing new (PULL_NOT_FOUND) with the SUSPEND flag is not answered;
-it is held under ``topic@queueId`` (remoting.md §9.2.1). It is answered — by re-running the
+it is held under ``topic@queueId``
+(``broker/src/main/java/org/apache/rocketmq/broker/longpolling/PullRequestHoldService.java``). It is answered — by
+re-running the
 pull in "no suspend" mode — when:
 
 * the store dispatches a new message for that queue (``notifyMessageArriving`` from the reput /

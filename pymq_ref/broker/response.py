@@ -3,7 +3,7 @@
 A broker service either returns a result (send result, pull result …) or raises a
 :class:`BrokerError` whose ``code`` is the ``ResponseCode`` RocketMQ 4.9.4 answers with and
 whose ``remark`` is the reason, so the network layer can turn any of them into a response frame
-without knowing the service (remoting.md §8). Pure definitions; no I/O.
+without knowing the service (see the book's reference appendix, §Response codes). Pure definitions; no I/O.
 """
 
 from __future__ import annotations

@@ -1,6 +1,8 @@
-"""Consumer retry and the dead-letter queue (retry.md, 4.9.4).
+"""Consumer retry and the dead-letter queue (4.9.4; see the book's reference appendix, §Retry ladder).
 
-* :class:`ConsumerSendMsgBackProcessor` — CONSUMER_SEND_MSG_BACK (retry.md §3): the failed
+* :class:`ConsumerSendMsgBackProcessor` — CONSUMER_SEND_MSG_BACK
+  (``broker/src/main/java/org/apache/rocketmq/broker/processor/SendMessageProcessor.java``,
+  ``asyncConsumerSendMsgBack``): the failed
   message, looked up by CommitLog offset, is re-stored to ``%RETRY%{group}`` with ``DELAY =
   3 + reconsumeTimes`` (so the store parks it in ``SCHEDULE_TOPIC_XXXX`` first) or, past the
   group's ``retryMaxTimes`` (or the request's ``maxReconsumeTimes``, or on ``delayLevel < 0``),
@@ -141,7 +143,7 @@ class ConsumerSendMsgBackProcessor:
 def client_send_back_message(msg: MessageRecord, group: str, reconsume_times: int, max_reconsume_times: int,
                              orderly: bool, client_map: Mapping[str, str] | None = None,
                              msg_id: str | None = None, producer_group: str = "CLIENT_INNER_PRODUCER") -> SendMessageRequest:
-    """The message a push consumer *produces* to ``%RETRY%{group}`` (retry.md §4, §5).
+    """The message a push consumer *produces* to ``%RETRY%{group}``.
 
     Orderly (``ConsumeMessageOrderlyService.sendMessageBack``, max reached): ``RECONSUME_TIME =
     reconsumeTimes``; concurrent fallback (``DefaultMQPushConsumerImpl.sendMessageBack`` after a

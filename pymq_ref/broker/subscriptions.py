@@ -1,6 +1,7 @@
 """``SubscriptionGroupManager``: consumer group configs, persisted in ``config/subscriptionGroup.json``.
 
-4.9.4 rules (storage.md §15.5): seven built-in groups; an unknown group is created with the
+4.9.4 rules (``broker/src/main/java/org/apache/rocketmq/broker/subscription/SubscriptionGroupManager.java``): seven
+built-in groups; an unknown group is created with the
 defaults (``retryQueueNums`` 1, ``retryMaxTimes`` 16 …) when ``autoCreateSubscriptionGroup``
 (default true) or when it is a system group (``CID_RMQ_SYS_*``), and the file is rewritten with a
 new ``dataVersion``. Per-group ``retryMaxTimes`` is what retry/DLQ routing reads. Must not read
@@ -68,6 +69,13 @@ class SubscriptionGroupManager:
             self.subscription_group_table[sgc.group_name] = sgc
             self.data_version.next_version(self.clock.now_ms())
             self.persist()
+
+    def delete_subscription_group_config(self, group: str) -> None:
+        """Admin delete (DELETE_SUBSCRIPTIONGROUP): the group is forgotten and the file rewritten."""
+        with self._lock:
+            if self.subscription_group_table.pop(group, None) is not None:
+                self.data_version.next_version(self.clock.now_ms())
+                self.persist()
 
     def disable_consume(self, group: str) -> None:
         with self._lock:

@@ -1,6 +1,7 @@
 """``TopicConfigManager``: the broker's topic table, persisted in ``config/topics.json``.
 
-What it must do (4.9.4, storage.md §15.2): start with the built-in topics, load the file over
+What it must do (4.9.4, ``broker/src/main/java/org/apache/rocketmq/broker/topic/TopicConfigManager.java``): start
+with the built-in topics, load the file over
 them, create topics on demand — from a template topic (``TBW102``) on a send, with fixed
 numbers for ``%RETRY%``/``%DLQ%``/``TRANS_CHECK_MAX_TIME_TOPIC`` — and persist the whole table
 (tmp/bak protocol, fastjson layout, ``ConcurrentHashMap`` order) with a new ``dataVersion`` on

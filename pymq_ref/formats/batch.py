@@ -1,8 +1,10 @@
-"""The body of a SEND_BATCH_MESSAGE request (``MessageDecoder.encodeMessages``, remoting.md §11.2).
+"""The body of a SEND_BATCH_MESSAGE request (``MessageDecoder.encodeMessages``; see the book's reference appendix,
+§Batch body).
 
 A batch body is a run of entries, each ``totalSize, magic (0), bodyCRC (0), flag, bodyLen, body,
 propertiesLen (short), properties``. The broker turns every entry into an ordinary CommitLog
-record (storage.md §2.5); :func:`batch_properties` gives the properties string it stores.
+record (``CommitLog.DefaultAppendMessageCallback.doAppend`` for a ``MessageExtBatch``); :func:`batch_properties`
+gives the properties string it stores.
 Pure functions; no I/O.
 """
 
@@ -104,7 +106,8 @@ def decode_batch(buf, *, base: int = 0, with_spans: bool = True) -> list[BatchEn
 def batch_properties(entry_properties: str, batch_properties_string: str) -> str:
     """What the broker stores for one entry: its properties, a 0x02 unless already there, the batch's.
 
-    ``batch_properties_string`` is the request's own properties plus ``CLUSTER`` (storage.md §2.5).
+    ``batch_properties_string`` is the request's own properties plus ``CLUSTER``
+    (``SendMessageProcessor.asyncSendBatchMessage``).
     """
     if not batch_properties_string:
         return entry_properties

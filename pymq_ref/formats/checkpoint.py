@@ -1,6 +1,7 @@
 """The ``checkpoint`` file (``StoreCheckpoint``): three timestamps that bound recovery.
 
-``storage.md`` §10. The file is mapped with length ``OS_PAGE_SIZE`` = 4096 bytes; only the
+The book's reference appendix, §Checkpoint; ``store/src/main/java/org/apache/rocketmq/store/StoreCheckpoint.java``.
+The file is mapped with length ``OS_PAGE_SIZE`` = 4096 bytes; only the
 first 24 bytes carry data in 4.x (5.x adds two more longs at 24 and 32, which we decode when
 present but never write):
 
@@ -54,6 +55,7 @@ def encode_checkpoint(cp: Checkpoint, *, full_page: bool = True) -> bytes:
 
 
 def decode_checkpoint(buf, pos: int = 0, *, base: int = 0, with_spans: bool = True) -> Checkpoint:
+    """The three timestamps at ``buf[pos]`` (``StoreCheckpoint``'s constructor); TruncatedError when short."""
     if pos < 0 or len(buf) - pos < CHECKPOINT.size:
         raise TruncatedError("checkpoint", "physic_msg_timestamp", base + pos,
                              f"{CHECKPOINT.size} bytes", f"{max(0, len(buf) - pos)} bytes")

@@ -1,6 +1,6 @@
 """The ConsumeQueue unit: 20 bytes that point from a logical queue offset into the CommitLog.
 
-Layout (``storage.md`` §8.1, ``ConsumeQueue.CQ_STORE_UNIT_SIZE``), big-endian:
+Layout (the book's reference appendix, §ConsumeQueue unit; ``ConsumeQueue.CQ_STORE_UNIT_SIZE``), big-endian:
 
 ======  ====  =====  ==================================================================
 offset  size  type   field

@@ -1,6 +1,7 @@
 """The ConsumeQueueExt unit, its end-of-file filler and the ext *address* (RocketMQ 4.9.4).
 
-``storage.md`` §8.5, ``ConsumeQueueExt.java``. With ``enableConsumeQueueExt`` a ConsumeQueue
+The book's reference appendix, §ConsumeQueueExt unit;
+``store/src/main/java/org/apache/rocketmq/store/ConsumeQueueExt.java``. With ``enableConsumeQueueExt`` a ConsumeQueue
 keeps a side file per queue, ``consumequeue_ext/{topic}/{queueId}/``, of variable-length units;
 the 20-byte ConsumeQueue unit then stores an *ext address* instead of the tagsCode.
 

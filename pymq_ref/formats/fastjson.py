@@ -1,7 +1,8 @@
 """Read and write JSON the way fastjson 1.x does for RocketMQ's config files.
 
 RocketMQ 4.9.4 persists ``topics.json``, ``consumerOffset.json``, ``delayOffset.json`` and
-``subscriptionGroup.json`` with ``JSON.toJSONString(obj, prettyFormat=true)`` (``storage.md`` §15).
+``subscriptionGroup.json`` with ``JSON.toJSONString(obj, prettyFormat=true)`` (see the book's reference appendix,
+§Config files).
 That output differs from strict JSON and from Python's ``json.dumps`` in three ways we reproduce:
 
 * pretty printing indents with **tabs** and puts no space after ``:``;

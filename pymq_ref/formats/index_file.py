@@ -1,6 +1,7 @@
 """The IndexFile layout: a 40-byte header, a table of hash slots, then 20-byte entries.
 
-``storage.md`` §9, ``index/IndexFile.java``, ``index/IndexHeader.java``. Big-endian throughout::
+The book's reference appendix, §IndexFile; ``store/src/main/java/org/apache/rocketmq/store/index/IndexFile.java``,
+``index/IndexHeader.java``. Big-endian throughout::
 
     +----------------------+----------------------------------+-------------------------------+
     | header (40 bytes)    | hash slots: hashSlotNum x 4 B    | entries: indexNum x 20 B      |
@@ -40,7 +41,7 @@ import struct
 from dataclasses import dataclass
 from datetime import datetime, timezone, tzinfo
 
-from pymq_ref.errors import TruncatedError
+from pymq_ref.errors import EncodeError, TruncatedError
 from pymq_ref.formats.spans import Span
 
 INDEX_HEADER_SIZE = 40
@@ -125,11 +126,16 @@ class IndexEntry:
 
 
 def encode_index_header(header: IndexHeader) -> bytes:
-    return HEADER.pack(header.begin_timestamp, header.end_timestamp, header.begin_phy_offset,
-                       header.end_phy_offset, header.hash_slot_count, header.index_count)
+    """The 40 header bytes (``IndexHeader.updateByteBuffer``); raises EncodeError for out-of-range values."""
+    try:
+        return HEADER.pack(header.begin_timestamp, header.end_timestamp, header.begin_phy_offset,
+                           header.end_phy_offset, header.hash_slot_count, header.index_count)
+    except struct.error as exc:
+        raise EncodeError("index_header", "fields", "values that fit their Java int/long types", str(exc)) from None
 
 
 def decode_index_header(buf, pos: int = 0, *, base: int = 0, with_spans: bool = True) -> IndexHeader:
+    """The header at ``buf[pos]`` (``IndexHeader.load``); raises TruncatedError when short."""
     if pos < 0 or len(buf) - pos < INDEX_HEADER_SIZE:
         raise TruncatedError("index_header", "begin_timestamp", base + pos,
                              f"{INDEX_HEADER_SIZE} bytes", f"{max(0, len(buf) - pos)} bytes")
@@ -149,7 +155,11 @@ def decode_index_header(buf, pos: int = 0, *, base: int = 0, with_spans: bool = 
 
 
 def encode_index_entry(entry: IndexEntry) -> bytes:
-    return ENTRY.pack(entry.key_hash, entry.phy_offset, entry.time_diff, entry.prev_index)
+    """The 20 bytes of one entry (``IndexFile.putKey``); raises EncodeError for out-of-range values."""
+    try:
+        return ENTRY.pack(entry.key_hash, entry.phy_offset, entry.time_diff, entry.prev_index)
+    except struct.error as exc:
+        raise EncodeError("index_entry", "fields", "values that fit their Java int/long types", str(exc)) from None
 
 
 def decode_index_entry(buf, pos: int, *, base: int = 0, with_spans: bool = True,
@@ -170,6 +180,14 @@ def decode_index_entry(buf, pos: int, *, base: int = 0, with_spans: bool = True,
         Span(at + 16, 4, prefix + "prev_index", "link", prev),
     )
     return IndexEntry(kh, phy, diff, prev, spans)
+
+
+def encode_slot(value: int) -> bytes:
+    """The 4 bytes of one hash slot: the number of the newest entry of its bucket (0 = empty)."""
+    try:
+        return SLOT.pack(value)
+    except struct.error:
+        raise EncodeError("index_slot", "value", "an entry number that fits a Java int", value) from None
 
 
 def decode_slot(buf, slot: int, *, base: int = 0, with_spans: bool = True) -> tuple[int, Span | None]:

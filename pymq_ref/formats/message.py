@@ -1,4 +1,5 @@
-"""The CommitLog message record and the END_OF_FILE blank: encode, decode, scan (storage.md §2).
+"""The CommitLog message record and the END_OF_FILE blank: encode, decode, scan (see the book's reference appendix,
+§CommitLog record).
 
 Theory of operation
 -------------------
@@ -78,7 +79,7 @@ def store_timestamp_pos(sys_flag: int) -> int:
 
 
 def message_length(sys_flag: int, body_len: int, topic_len: int, properties_len: int, v2: bool = False) -> int:
-    """TOTALSIZE for the given parts (``CommitLog.calMsgLength``, storage.md §2.2)."""
+    """TOTALSIZE for the given parts (``CommitLog.calMsgLength``)."""
     born = 20 if sys_flag & sf.BORNHOST_V6_FLAG else 8
     store = 20 if sys_flag & sf.STOREHOSTADDRESS_V6_FLAG else 8
     return 74 + born + store + (2 if v2 else 1) + body_len + topic_len + properties_len

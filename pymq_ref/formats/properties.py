@@ -3,7 +3,7 @@
 On disk a message's properties are one UTF-8 string: ``name \\x01 value \\x02 name \\x01 value``
 (no trailing separator, no escaping). Readers don't care about entry order, but a byte-exact
 writer must reproduce the iteration order of the ``java.util.HashMap`` the Java code serialised;
-:class:`JavaHashMap` replays that order (storage.md Appendix A).
+:class:`JavaHashMap` replays that order (see the book's reference appendix, §Message properties).
 
 Pure functions; no I/O.
 """
@@ -183,7 +183,8 @@ def hashmap_properties(properties: Mapping[str, str], extra: Mapping[str, str] =
     return hashmap_order(merged)
 
 
-#: What the well-known keys mean (MessageConst, storage.md §6.1); used by "explain this byte".
+#: What the well-known keys mean (``common/src/main/java/org/apache/rocketmq/common/message/MessageConst.java``);
+#: used by "explain this byte".
 PROPERTY_DOCS: dict[str, str] = {
     "KEYS": "business keys separated by spaces; each one is indexed in the IndexFile as topic#key",
     "TAGS": "the tag; its Java hashCode becomes the ConsumeQueue tagsCode",

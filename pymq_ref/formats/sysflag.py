@@ -1,4 +1,5 @@
-"""SYSFLAG bits of a CommitLog record (``MessageSysFlag``, storage.md §3). Constants and pure helpers."""
+"""SYSFLAG bits of a CommitLog record
+(``common/src/main/java/org/apache/rocketmq/common/sysflag/MessageSysFlag.java``). Constants and pure helpers."""
 
 from __future__ import annotations
 

@@ -1,6 +1,8 @@
 """RocketMQ 5.x timer-wheel files: the TimerLog unit, the TimerWheel slot, the ``timercheck`` file.
 
-``delay.md`` §7.3, ``store/timer/{TimerLog,Slot,TimerWheel,TimerCheckpoint}.java`` (5.1.4). Big-endian.
+The book's reference appendix, §Timer files;
+``store/src/main/java/org/apache/rocketmq/store/timer/{TimerLog,Slot,TimerWheel,TimerCheckpoint}.java`` (5.1.4).
+Big-endian.
 
 TimerLog unit (``TimerLog.UNIT_SIZE`` = 52), one per enqueued timer, appended to ``timerlog/``:
 
@@ -132,6 +134,7 @@ class TimerLogBlank:
 
 
 def encode_timer_log_unit(unit: TimerLogUnit) -> bytes:
+    """The 52 bytes of one TimerLog unit (``TimerMessageStore.doEnqueue``); EncodeError when out of range."""
     try:
         return TIMER_LOG_UNIT.pack(unit.size, unit.prev_pos, unit.magic, unit.curr_write_time_ms, unit.delayed_delta,
                                    unit.offset_py, unit.size_py, unit.real_topic_hash, unit.reserved)
@@ -140,6 +143,7 @@ def encode_timer_log_unit(unit: TimerLogUnit) -> bytes:
 
 
 def encode_timer_log_blank(remaining: int) -> bytes:
+    """The 16-byte blank that fills a TimerLog file's tail of ``remaining`` bytes (``TimerLog.append``)."""
     if remaining < TIMER_LOG_MIN_BLANK_LEN:
         raise EncodeError("timer_log_blank", "remaining", f">= {TIMER_LOG_MIN_BLANK_LEN}", remaining)
     return TIMER_LOG_BLANK.pack(remaining, 0, TIMER_LOG_BLANK_MAGIC_CODE)
@@ -237,11 +241,13 @@ class TimerCheckpointData:
 
 
 def encode_timer_checkpoint(cp: TimerCheckpointData, *, full_page: bool = True) -> bytes:
+    """The ``timercheck`` file (``TimerCheckpoint.flush``): seven longs, padded to a page by default."""
     data = TIMER_CHECKPOINT.pack(*(getattr(cp, n) for n in _CHECKPOINT_FIELDS))
     return data + bytes(TIMER_CHECKPOINT_FILE_SIZE - len(data)) if full_page else data
 
 
 def decode_timer_checkpoint(buf, pos: int = 0, *, base: int = 0, with_spans: bool = True) -> TimerCheckpointData:
+    """The seven longs of a ``timercheck`` file at ``buf[pos]``; TruncatedError when short."""
     if pos < 0 or len(buf) - pos < TIMER_CHECKPOINT.size:
         raise TruncatedError("timer_checkpoint", "last_read_time_ms", base + pos, f"{TIMER_CHECKPOINT.size} bytes",
                              f"{max(0, len(buf) - pos)} bytes")

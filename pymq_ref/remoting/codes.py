@@ -254,6 +254,7 @@ def request_code_name(code: int) -> str:
 
 
 def response_code_name(code: int) -> str:
+    """The name of a response code, or ``UNKNOWN_RESPONSE(n)``."""
     try:
         return ResponseCode(code).name
     except ValueError:

@@ -4,17 +4,18 @@ Everything is derived from the store bytes with RocketMQ's own conventions, so t
 for any 4.x store (ours or a real broker's), with or without the broker services that wrote it:
 
 * traffic — messages and bytes per topic/queue per time bucket of STORETIMESTAMP;
-* delay (``delay.md`` §1–§5) — records parked in ``SCHEDULE_TOPIC_XXXX`` (queue = level − 1,
+* delay (``ScheduleMessageService``) — records parked in ``SCHEDULE_TOPIC_XXXX`` (queue = level − 1,
   ``REAL_TOPIC``/``REAL_QID``, due at store time + the level's delay, which is also the CQ
   tagsCode); delivered when a record of the real topic carries the same ``UNIQ_KEY`` and the
   ``DELAY`` property (``messageTimeup`` copies both), else waiting; ``delayOffset.json``
   (next CQ offset per level) shown next to it when present;
-* transactions (``transaction.md`` §1–§6) — per transaction (``UNIQ_KEY``, shared by the
+* transactions (``TransactionalMessageServiceImpl``) — per transaction (``UNIQ_KEY``, shared by the
   half message and its put-back copies): committed (a COMMIT record whose
   PREPAREDTRANSACTIONOFFSET is one of the half records), rolled back (an op message, tag
   ``d``, whose body names a half queue offset, and no commit), discarded (a copy in
   ``TRANS_CHECK_MAX_TIME_TOPIC``), else pending;
-* retry/DLQ (``retry.md`` §1, §6) — per consumer group: messages that entered ``%RETRY%G``
+* retry/DLQ (``SendMessageProcessor.asyncConsumerSendMsgBack``) — per consumer group: messages that entered
+  ``%RETRY%G``
   (directly, or parked in the schedule topic with ``REAL_TOPIC=%RETRY%G``) by reconsume
   count, and those that reached ``%DLQ%G``, counted by ``ORIGIN_MESSAGE_ID``;
 * consumer lag — ``consumerOffset.json`` (``topic@group`` → queue → next offset) against the

@@ -2,7 +2,8 @@
 
 Everything goes through :class:`~pymq_ref.store.message_store.MessageStore` with a
 :class:`~pymq_ref.store.clock.ManualClock`; the broker-side records are written the way the
-4.9.4 broker writes them (``transaction.md`` §2–§6, ``delay.md`` §2–§4, ``retry.md`` §3):
+4.9.4 broker writes them (``TransactionalMessageServiceImpl``, ``ScheduleMessageService``,
+``SendMessageProcessor.asyncConsumerSendMsgBack``):
 
 * plain traffic on ``Orders`` (4 queues, growing each hour) and ``Payments`` (2 queues);
 * delayed sends (``DELAY`` 2, 3 and 5): the store parks them in ``SCHEDULE_TOPIC_XXXX``; the

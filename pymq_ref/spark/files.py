@@ -1,6 +1,7 @@
 """Find the store files a Spark job reads: CommitLog segments, ConsumeQueue files, IndexFiles.
 
-``storage.md`` §1. A path given to ``spark.read.format(...).load(path)`` may be a store root,
+The book's reference appendix, §Store layout. A path given to ``spark.read.format(...).load(path)`` may be a store
+root,
 the kind's own directory (``commitlog/``, ``consumequeue/`` or ``consumequeue/T/Q``,
 ``index/``) or one file. Only ``os.listdir``/``os.stat``: this runs in Spark's planner, which
 must never read data (the workers map their ranges themselves). Raises

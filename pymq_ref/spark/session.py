@@ -1,6 +1,6 @@
 """Start (or reuse) a SparkSession with the pymq data sources registered, or say clearly why not.
 
-:func:`spark_session` applies the settings measured in ``TOOLCHAIN.md`` §PySpark: workers run
+:func:`spark_session` applies these settings, measured on a 2-core machine: workers run
 this interpreter (``PYSPARK_PYTHON``), loopback only (``SPARK_LOCAL_IP``), no UI or console
 progress bar, 2 shuffle partitions, UTC, Arrow on, log level ERROR, scratch space under
 ``_build/spark-tmp`` (so killed sessions leave nothing in the system temp directory). The

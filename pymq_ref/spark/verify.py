@@ -1,7 +1,8 @@
 """Rebuild-and-verify on Spark: derive every ConsumeQueue unit and IndexFile entry from the CommitLog
 DataFrame and diff them against the files on disk (the distributed twin of ``pymq doctor``).
 
-Derived files are functions of the log (``storage.md`` §11.8). The derivation reuses the
+Derived files are functions of the log (``store/src/main/java/org/apache/rocketmq/store/DefaultMessageStore.java``,
+``ReputMessageService``). The derivation reuses the
 store's own dispatch code — :func:`pymq_ref.store.dispatch.dispatch_tags_code` (tagsCode, the
 delivery time on ``SCHEDULE_TOPIC_XXXX``) and :func:`pymq_ref.formats.hashing.index_key_hash`
 over ``topic#UNIQ_KEY`` and ``topic#<each KEYS token>`` — inside ``mapInArrow``, so Spark only

@@ -1,6 +1,7 @@
 """CommitLog: the single append-only log of every message of every topic.
 
-``storage.md`` §2 and §12, ``CommitLog.java``. Theory of operation of a put:
+``store/src/main/java/org/apache/rocketmq/store/CommitLog.java``; the record: the book's reference appendix,
+§CommitLog record. Theory of operation of a put:
 
 1. *Outside the lock* the message is checked against the limits and encoded into its final
    bytes with QUEUEOFFSET, PHYSICALOFFSET and STORETIMESTAMP left at zero
@@ -14,7 +15,7 @@
    leaves it to the background flusher (ASYNC_FLUSH).
 
 Batches (``SEND_BATCH_MESSAGE``) are re-encoded entry by entry into ordinary records
-(§2.5) and appended as one block that never straddles two segments.
+(``CommitLog.putMessages``) and appended as one block that never straddles two segments.
 
 This module does not build ConsumeQueues or indexes; an optional ``inline_dispatch`` callback
 receives the dispatch requests of each append under the lock (the deterministic mode of the
@@ -230,7 +231,8 @@ def _topic_bytes(topic: str) -> bytes:
 
 def encode_batch_for_append(batch: MessageRecord, max_message_size: int = 4 * 1024 * 1024) -> EncodedPut:
     """Re-encode a ``SEND_BATCH_MESSAGE`` (``batch.body`` = the batch body, ``batch.properties`` =
-    the batch-level properties incl. ``CLUSTER``) into consecutive ordinary records (§2.5)."""
+    the batch-level properties incl. ``CLUSTER``) into consecutive ordinary records
+    (``CommitLog.DefaultAppendMessageCallback.doAppend``)."""
     if len(batch.body) > max_message_size:
         raise MessageIllegalError("batch body length", max_message_size, len(batch.body))
     if batch.sys_flag & 0xC:
@@ -313,7 +315,7 @@ class CommitLog:
 
     # -- writing ----------------------------------------------------------------------------
     def append(self, enc: EncodedPut) -> AppendMessageResult:
-        """Append a pre-encoded put under the put lock (steps 2–8 of §2.3)."""
+        """Append a pre-encoded put under the put lock (``CommitLog.asyncPutMessage`` from taking the lock on)."""
         data = enc.data
         n = len(data)
         if n + END_FILE_MIN_BLANK_LENGTH > self.file_size:

@@ -1,4 +1,5 @@
-"""Config JSON files under ``{root}/config/`` (``storage.md`` §15), written the way RocketMQ does.
+"""Config JSON files under ``{root}/config/`` (see the book's reference appendix, §Config files), written the way
+RocketMQ does.
 
 * :func:`write_config_file` — ``MixAll.string2File``: content → ``<file>.tmp``; previous content →
   ``<file>.bak``; rename tmp → file; each step synced (4.9.4 syncs nothing).

@@ -1,6 +1,7 @@
 """ConsumeQueue: the per-(topic, queueId) log of 20-byte units pointing into the CommitLog.
 
-``storage.md`` §8, ``ConsumeQueue.java``. A queue lives in ``consumequeue/{topic}/{queueId}/`` as
+``store/src/main/java/org/apache/rocketmq/store/ConsumeQueue.java``; the unit: the book's reference appendix,
+§ConsumeQueue unit. A queue lives in ``consumequeue/{topic}/{queueId}/`` as
 a :class:`~pymq_ref.store.mapped_file.MappedFileQueue` of files of ``units_per_file * 20`` bytes.
 Logical offset ``n`` is the unit at byte offset ``20 * n``.
 
@@ -66,7 +67,7 @@ class ConsumeQueue:
         return repairs
 
     def recover(self, *, step_back: bool = False) -> None:
-        """§11.3: from the third-last file, keep units while ``offset >= 0 and size > 0``.
+        """``ConsumeQueue.recover``: from the third-last file, keep units while ``offset >= 0 and size > 0``.
 
         With ``step_back`` (pymq-ref's default store; 4.9.4 does not) a third-last file whose
         first unit was never made durable is not where the queue ends: files are flushed in
@@ -123,7 +124,7 @@ class ConsumeQueue:
         self.queue.truncate_dirty_files(logic_byte_offset)
 
     def truncate_dirty_logic_files(self, phy_offset: int) -> None:
-        """§11.7: drop every unit whose CommitLog offset is ``>= phy_offset``.
+        """``ConsumeQueue.truncateDirtyLogicFiles``: drop every unit whose CommitLog offset is ``>= phy_offset``.
 
         The ext file is left as it is: 4.9.4's ``truncateDirtyLogicFiles`` returns from inside its
         loop whenever a file keeps a unit, before its ``truncateByMaxAddress`` call, which it only
@@ -189,7 +190,7 @@ class ConsumeQueue:
     # -- writing (dispatch) -----------------------------------------------------------------
     def put_message_position_info(self, offset: int, size: int, tags_code: int, cq_offset: int,
                                   store_timestamp: int = 0, filter_bit_map: bytes | None = None) -> bool:
-        """§8.3. Returns True when the unit is written or already present.
+        """``ConsumeQueue.putMessagePositionInfo``. Returns True when the unit is written or already present.
 
         With an ext file (``putMessagePositionInfoWrapper``) an ext unit ``(tags_code,
         store_timestamp, filter_bit_map)`` is appended first and its address replaces

@@ -1,6 +1,7 @@
 """ConsumeQueueExt: the per-queue side file of variable-length units (RocketMQ 4.9.4, optional).
 
-``storage.md`` §8.5, ``ConsumeQueueExt.java``. Created by a :class:`~pymq_ref.store.consume_queue.
+``store/src/main/java/org/apache/rocketmq/store/ConsumeQueueExt.java``; the unit: the book's reference appendix,
+§ConsumeQueueExt unit. Created by a :class:`~pymq_ref.store.consume_queue.
 ConsumeQueue` only when ``enableConsumeQueueExt`` is true; it lives in
 ``{root}/consumequeue_ext/{topic}/{queueId}/`` as a :class:`~pymq_ref.store.mapped_file.MappedFileQueue`
 of ``mappedFileSizeConsumeQueueExt``-byte files (48 MiB by default, not rounded). The unit layout,

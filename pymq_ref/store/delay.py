@@ -1,4 +1,5 @@
-"""Delay levels at put time: the level table and the ``SCHEDULE_TOPIC_XXXX`` rewrite (``delay.md`` §1–§2).
+"""Delay levels at put time: the level table and the ``SCHEDULE_TOPIC_XXXX`` rewrite (see the book's reference
+appendix, §Delay levels).
 
 RocketMQ 4.9.4 parks a delayed message *before* encoding it (``CommitLog.asyncPutMessage``):
 when the transaction type is NOT or COMMIT and the ``DELAY`` property parses to a level > 0,
@@ -11,7 +12,7 @@ The record convention (shared with the broker): ``record.properties`` is the bro
 *map* in its iteration order (``WAIT`` included where the broker keeps it); ``record.properties_string``,
 when set, is the exact text to store when no rewrite happens (the 4.9.x send path stores the
 map without ``WAIT``). After a rewrite the text is the whole map, so ``WAIT`` comes back — which is
-why vector §6 carries ``WAIT``.
+why a parked record carries ``WAIT``.
 
 Pure functions: no I/O, no clock. The delivery side lives in :mod:`pymq_ref.broker.schedule`.
 """
@@ -100,10 +101,12 @@ def parse_delay_level(text: str) -> dict[int, int]:
 
 
 def delay_level_to_queue_id(level: int) -> int:
+    """The ``SCHEDULE_TOPIC_XXXX`` queue of a level (``ScheduleMessageService.delayLevel2QueueId``)."""
     return level - 1
 
 
 def queue_id_to_delay_level(queue_id: int) -> int:
+    """The level of a ``SCHEDULE_TOPIC_XXXX`` queue (``ScheduleMessageService.queueId2DelayLevel``)."""
     return queue_id + 1
 
 

@@ -1,9 +1,10 @@
 """Dispatch ("reput"): turning CommitLog records into ConsumeQueue units and index entries.
 
-``storage.md`` §11.4 and §11.8. A :class:`DispatchRequest` carries what the derived files need
+``store/src/main/java/org/apache/rocketmq/store/DefaultMessageStore.java`` (``ReputMessageService``,
+``CommitLogDispatcherBuildConsumeQueue``). A :class:`DispatchRequest` carries what the derived files need
 from one record; :func:`dispatch_request_from_record` builds it from a decoded
 :class:`~pymq_ref.formats.message.MessageRecord` exactly as ``checkMessageAndReturnSize`` does
-(tagsCode from ``TAGS``; for ``SCHEDULE_TOPIC_XXXX`` the delivery time, ``delay.md`` §3).
+(tagsCode from ``TAGS``; for ``SCHEDULE_TOPIC_XXXX`` the delivery time, ``CommitLog.checkMessageAndReturnSize``).
 
 Dispatchers are plain objects with ``dispatch(request)``; the store runs the same list
 (:class:`BuildConsumeQueue` then :class:`BuildIndex`) live, during recovery, and anyone can

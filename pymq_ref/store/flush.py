@@ -1,4 +1,6 @@
-"""Flush services: how appended bytes reach the disk (``storage.md`` §12).
+"""Flush services: how appended bytes reach the disk
+(``store/src/main/java/org/apache/rocketmq/store/CommitLog.java``: ``FlushRealTimeService``,
+``GroupCommitService``, ``CommitRealTimeService``).
 
 * :class:`GroupCommitService` (SYNC_FLUSH): a put waits until "flushed >= my end"; one
   ``fdatasync`` serves every put appended before it (leader/follower: the first waiting put

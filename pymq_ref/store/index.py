@@ -1,6 +1,7 @@
 """IndexFile and IndexService: the hash index from ``topic#key`` to CommitLog offsets.
 
-``storage.md`` §9, ``index/IndexFile.java``, ``index/IndexService.java``. Layout and pure
+The book's reference appendix, §IndexFile; ``store/src/main/java/org/apache/rocketmq/store/index/IndexFile.java``,
+``index/IndexService.java``. Layout and pure
 helpers are in :mod:`pymq_ref.formats.index_file`; this module adds the mapped files.
 
 * :class:`IndexFile` — one file: ``put_key`` appends an entry and links it into its hash
@@ -148,7 +149,7 @@ class IndexFile:
         return self.index_count >= self.index_num
 
     def put_key(self, key: str, phy_offset: int, store_timestamp: int, key_hash: int | None = None) -> bool:
-        """§9.3. False when the file is full (the caller rolls and retries)."""
+        """``IndexFile.putKey``. False when the file is full (the caller rolls and retries)."""
         h = index_key_hash(key) if key_hash is None else key_hash
         return self.put_keys((h,), phy_offset, store_timestamp) == 1
 
@@ -249,7 +250,8 @@ class IndexFile:
 
     def select_phy_offset(self, key: str, max_num: int, begin: int, end: int,
                           out: list[int] | None = None) -> list[int]:
-        """§9.4: walk the key's slot chain; append matching offsets (hash + time only) to ``out``."""
+        """``IndexFile.selectPhyOffset``: walk the key's slot chain; append matching offsets (hash + time only) to
+        ``out``."""
         out = [] if out is None else out
         h = index_key_hash(key)
         count = self.index_count
@@ -351,6 +353,7 @@ class IndexService:
         but was never synced comes back from a power loss as zeros, and 4.9.4 keeps it."""
         if not os.path.isdir(self.directory):
             return
+        dropping = False
         for name in sorted(os.listdir(self.directory)):
             path = os.path.join(self.directory, name)
             if not os.path.isfile(path) or path in self._ignored:
@@ -363,8 +366,12 @@ class IndexService:
                 continue
             f = IndexFile(path, self.hash_slot_num, self.index_num, read_only=self.read_only)
             f.load()
-            if not last_exit_ok and not self.read_only and (
+            if not last_exit_ok and not self.read_only and (dropping or
                     f.end_timestamp > index_msg_timestamp or (drop_empty and f.index_count <= 1)):
+                # pymq-ref: every later file goes too: recovery rebuilds entries from the end of the
+                # last file kept, so a dropped file in the middle would leave its entries missing
+                # (a clock set back can make a later file end earlier than a dropped one)
+                dropping = drop_empty
                 f.destroy()
                 continue
             self.files.append(f)

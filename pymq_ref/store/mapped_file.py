@@ -1,7 +1,8 @@
 """MappedFile and MappedFileQueue: the only code that maps store segments into memory.
 
 A *segment* is a fixed-size file named by the 20-digit logical offset of its first byte
-(``storage.md`` §1.1). A :class:`MappedFileQueue` is the ordered chain of segments of one log
+(``store/src/main/java/org/apache/rocketmq/store/MappedFileQueue.java``). A :class:`MappedFileQueue` is the ordered
+chain of segments of one log
 (the CommitLog, or one ConsumeQueue). Each :class:`MappedFile` tracks three positions:
 
 * ``wrote_position``  — bytes appended;

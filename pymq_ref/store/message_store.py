@@ -36,6 +36,8 @@ nothing is created, locked, truncated or deleted; recovery only computes where v
 
 from __future__ import annotations
 
+import dataclasses
+
 import enum
 import itertools
 import fcntl
@@ -238,7 +240,7 @@ class MessageStore:
         self.shutdown()
 
     def load(self) -> None:
-        """Map every file and recover (§11.2). Raises WrongFileSizeError for a bad segment.
+        """Map every file and recover (``DefaultMessageStore.load``). Raises WrongFileSizeError for a bad segment.
 
         Unless ``strict_load``, what a power loss leaves behind (the short last files of a chain,
         a short checkpoint, a cut-short file creation) is rebuilt first, one log line per file
@@ -372,25 +374,31 @@ class MessageStore:
         cp.flush()
 
     def _drop_index_beyond(self, end: int) -> None:
-        """pymq-ref: index entries must not point past the recovered CommitLog end. An index file
-        is synced when it fills, whatever the CommitLog's flush has reached, so under ASYNC_FLUSH a
-        power loss can keep entries of records it lost (4.9.4 keeps them: its queries then answer
-        offsets that hold no message). The index files holding such entries are deleted and their
-        entries below ``end`` rebuilt from the CommitLog."""
+        """pymq-ref: index entries must not point past the recovered CommitLog end, and none below
+        it may be missing. An index file is synced when it fills, whatever the CommitLog's flush has
+        reached, so under ASYNC_FLUSH a power loss can keep entries of records it lost (4.9.4 keeps
+        them: its queries then answer offsets that hold no message); and a second power loss during
+        this repair can keep a later file whose deletion was not yet durable while the rebuilt one
+        is lost. So the first file that ends at or past ``end`` and every file after it are
+        deleted, and the entries after the last record the kept files index are rebuilt from the
+        CommitLog (that record's own keys too, when the last kept file filled up in its middle)."""
         service = self.index_service
-        doomed = [f for f in service.files if f.end_phy_offset >= end]
-        if not doomed:
+        first = next((i for i, f in enumerate(service.files) if f.end_phy_offset >= end), None)
+        if first is None:
             return
-        written = [f for f in doomed if f.index_count > 1]
-        start = min((f.begin_phy_offset for f in written), default=end)
+        doomed = service.files[first:]
+        last_kept = next((f for f in reversed(service.files[:first]) if f.index_count > 1), None)
         with service.lock:
+            del service.files[first:]
             for f in doomed:
-                service.files.remove(f)
                 f.destroy()
         fileio.sync_dir(service.directory)
+        start = last_kept.end_phy_offset if last_kept is not None else self.commit_log.min_offset
         _log.warning("recovery: %s: %d index file(s) pointed past the recovered CommitLog end %d: "
                      "deleted, their entries from offset %d rebuilt", service.directory, len(doomed), end, start)
         for req in recovery.requests_between(self.commit_log, start, end):
+            if last_kept is not None and req.commit_log_offset == start:
+                req = _keys_missing_from(last_kept, req)
             service.build_index(req)
 
     def recover_topic_queue_table(self) -> None:
@@ -532,6 +540,23 @@ class MessageStore:
             cq = self._new_consume_queue(topic, queue_id)
             self.consume_queue_table.setdefault(topic, {})[queue_id] = cq
         return cq
+
+    def clean_unused_topic(self, topics: set[str]) -> list[str]:
+        """``cleanUnusedTopic``: destroy the consume queues of every topic not in ``topics`` (except
+        ``SCHEDULE_TOPIC_XXXX`` and the transaction op topic) and forget their next queue offsets,
+        so a topic created again starts at offset 0. The CommitLog keeps the messages. Returns the
+        topics cleaned."""
+        self._check_running()
+        keep = {"SCHEDULE_TOPIC_XXXX", "RMQ_SYS_TRANS_OP_HALF_TOPIC"}
+        cleaned = []
+        with self._reput_lock:
+            for topic in [t for t in self.consume_queue_table if t not in topics and t not in keep
+                          and not t.startswith("%LMQ%")]:
+                for cq in self.consume_queue_table.pop(topic).values():
+                    cq.destroy()
+                    self.commit_log.topic_queue_table.pop(f"{topic}-{cq.queue_id}", None)
+                cleaned.append(topic)
+        return cleaned
 
     def dispatch_behind_bytes(self) -> int:
         return max(0, self.commit_log.max_offset - self.reput_from_offset)
@@ -696,7 +721,7 @@ class MessageStore:
             return self._busy_result()
         try:
             if DELAY in msg.properties:  # (transform_delay_level returns any other message as it is)
-                parked = transform_delay_level(msg, self.delay_table)  # delay.md §2 (asyncPutMessage, before encoding)
+                parked = transform_delay_level(msg, self.delay_table)  # CommitLog.asyncPutMessage, before encoding
                 if parked is not msg:
                     msg, stored_properties = parked, None  # a new text: the caller's map is not its map
             props_string = msg.properties_string
@@ -1002,3 +1027,16 @@ class MessageStore:
         return PutMessageResult(PutMessageStatus.SERVICE_NOT_AVAILABLE,
                                 error=f"the store is not writeable (running flags {flags.flag_bits:#x}: "
                                       f"{'|'.join(flags.names())})")
+
+
+def _keys_missing_from(index_file, req):
+    """``req`` keeping only the keys ``index_file`` holds no entry for at ``req``'s offset (the
+    record whose keys a full index file split with the next one)."""
+    phy = req.commit_log_offset
+
+    def present(key: str) -> bool:
+        return phy in index_file.select_phy_offset(f"{req.topic}#{key}", 1 << 30, 0, 1 << 62)
+
+    uniq = None if req.uniq_key is None or present(req.uniq_key) else req.uniq_key
+    keys = " ".join(k for k in (req.keys or "").split(" ") if k and not present(k)) or None
+    return dataclasses.replace(req, uniq_key=uniq, keys=keys)

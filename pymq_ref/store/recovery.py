@@ -1,6 +1,7 @@
 """Recovery: making the CommitLog and its derived files consistent after a restart.
 
-``storage.md`` §11. Functions, not a class, so that the chapter on recovery can call each step:
+``store/src/main/java/org/apache/rocketmq/store/DefaultMessageStore.java`` (``recover``) and ``CommitLog.java``.
+Functions, not a class, so that the chapter on recovery can call each step:
 
 * :func:`check_record` — ``checkMessageAndReturnSize``: one record → (size, request, ok);
 * :func:`recover_normally` — after a clean shutdown: from the third-last file, CRC-check, cut at
@@ -107,7 +108,7 @@ def truncate_dirty_logic_files(consume_queues: Iterable, phy_offset: int) -> Non
 def recover_normally(commit_log, consume_queues: list, *, check_crc: bool = True,
                      delay_table: Mapping[int, int] | None = None, max_phy_offset_of_cq: int = -1,
                      reject_torn: bool = False) -> int:
-    """§11.5. Returns the end of valid data. No dispatch (the reput service catches up).
+    """``CommitLog.recoverNormally``. Returns the end of valid data. No dispatch (the reput service catches up).
     ``reject_torn``: see :func:`pymq_ref.store.dispatch.check_message_and_return_size`."""
     files = commit_log.queue.files
     if not files:
@@ -141,7 +142,8 @@ def recover_abnormally(commit_log, consume_queues: list, checkpoint, dispatch: C
                        max_phy_offset_of_cq: int = -1, message_index_enable: bool = True,
                        message_index_safe: bool = False, start_at_most: int | None = None,
                        rebuild_units: bool = False, reject_torn: bool = False) -> int:
-    """§11.6. Returns the end of valid data; every good record from the start file is dispatched.
+    """``CommitLog.recoverAbnormally``. Returns the end of valid data; every good record from the start file is
+    dispatched.
 
     pymq-ref's options (4.9.4 has neither): ``start_at_most``, a CommitLog offset the dispatch
     must not start after — the start file is then at the latest the one holding it (the first

@@ -1,4 +1,6 @@
-"""File retention as RocketMQ 4.9.4 schedules it (``storage.md`` §13, §8.6).
+"""File retention as RocketMQ 4.9.4 schedules it
+(``store/src/main/java/org/apache/rocketmq/store/DefaultMessageStore.java``: ``CleanCommitLogService``,
+``CleanConsumeQueueService``).
 
 RocketMQ deletes whole files, oldest first, in two scheduled tasks of ``DefaultMessageStore``:
 

@@ -1,6 +1,6 @@
 """The doctor's IndexFile checks: chains, headers, and entries against the CommitLog.
 
-``storage.md`` §9. Three passes, each linear, and a look at each file's header times:
+The book's reference appendix, §IndexFile. Three passes, each linear, and a look at each file's header times:
 
 1. :meth:`IndexCheck.add_files` — per file: the size matches a geometry, every non-empty
    hash slot points at an entry, every chain links strictly backwards through entries of that

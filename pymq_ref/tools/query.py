@@ -1,6 +1,7 @@
 """``pymq query``: find messages by key through the IndexFiles, read-only, with no false positives.
 
-``storage.md`` §9.4. Each index file (newest first) whose time range meets ``[begin, end]`` is
+``store/src/main/java/org/apache/rocketmq/store/index/IndexService.java`` (``queryOffset``). Each index file
+(newest first) whose time range meets ``[begin, end]`` is
 walked with the store's own chain walk (:meth:`pymq_ref.store.index.IndexFile.select_phy_offset`,
 on a file opened read-only); every candidate offset is then decoded from the CommitLog and kept
 only if its topic is the one asked, the key is its ``UNIQ_KEY`` or one of its ``KEYS``, and its

@@ -3,7 +3,7 @@
 A *walker* turns one file's bytes into a sequence of items (each with ``to_json()``, and
 ``spans``/``title`` for the byte views), ending where the written data ends. All decoding is
 done by :mod:`pymq_ref.formats`; this module only knows the store's directory layout
-(storage.md §1) and where each walk starts and stops. Nothing here writes.
+(the book's reference appendix, §Store layout) and where each walk starts and stops. Nothing here writes.
 """
 
 from __future__ import annotations
@@ -30,7 +30,8 @@ class UnknownFileKind(ValueError):
 
 
 def detect_kind(path: Path) -> str:
-    """The kind of a store file, from where it lives and how it is named (storage.md §1)."""
+    """The kind of a store file, from where it lives and how it is named (see the book's reference appendix, §Store
+    layout)."""
     name, parent = path.name, path.parent
     if name == "checkpoint":
         return "checkpoint"
@@ -106,7 +107,8 @@ def walk_consumequeue(buf, path: Path, start: int = 0, **_) -> Iterator:
 
 
 def walk_consumequeue_ext(buf, path: Path, start: int = 0, **_) -> Iterator:
-    """Units of a ConsumeQueueExt file (``storage.md`` §8.5), then the filler or the end of data.
+    """Units of a ConsumeQueueExt file (the book's reference appendix, §ConsumeQueueExt unit), then the filler or
+    the end of data.
 
     Each unit's ``address`` is what a ConsumeQueue unit stores to point at it."""
     base = segment_base(path)

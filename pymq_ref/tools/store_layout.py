@@ -1,6 +1,6 @@
 """Discover the files of a store directory and check its layout, without opening any data file.
 
-``storage.md`` §1: a store root holds ``commitlog/`` (segments named by 20-digit offsets),
+The book's reference appendix, §Store layout: a store root holds ``commitlog/`` (segments named by 20-digit offsets),
 ``consumequeue/{topic}/{queueId}/`` (same naming), ``consumequeue_ext/{topic}/{queueId}/`` (ConsumeQueueExt
 files, same naming, with ``enableConsumeQueueExt``), ``index/`` (files named ``yyyyMMddHHmmssSSS``),
 ``checkpoint``, ``abort``, ``lock`` and ``config/*.json``. :func:`discover` lists them, infers
@@ -144,7 +144,7 @@ def discover(root: str | os.PathLike, *, commitlog_file_size: int | None = None,
     add = layout.problems.append
     for name in entries:
         if name not in KNOWN_ROOT_ENTRIES:
-            add(Problem("unknown_file", name, None, "not part of a RocketMQ store layout (storage.md §1)", "warning"))
+            add(Problem("unknown_file", name, None, "not part of a RocketMQ store layout", "warning"))
     layout.abort = (root / "abort").exists()
     if (root / "checkpoint").is_file():
         layout.checkpoint = root / "checkpoint"

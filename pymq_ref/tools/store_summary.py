@@ -1,6 +1,7 @@
 """A read-only summary of a whole store directory: files, topics, queues, offsets, checkpoint.
 
-Works on a store written by pymq_ref or by a real RocketMQ broker (storage.md §1). Which files
+Works on a store written by pymq_ref or by a real RocketMQ broker (see the book's reference appendix, §Store
+layout). Which files
 exist is :func:`pymq_ref.tools.store_layout.discover`'s job (the same walk ``pymq doctor``
 uses, with its layout problems: stray files, bad names, wrong sizes, gaps); this module only
 reads what the summary shows — the CommitLog's [min, max) offsets, each queue's [min, max)

@@ -1,6 +1,7 @@
 """Views of whole store files for the book: the spans of an IndexFile, and its slot chains as a graph.
 
-An IndexFile is a hash table on disk (``storage.md`` §9): a header, ``hash_slot_num`` slots holding
+An IndexFile is a hash table on disk (see the book's reference appendix, §IndexFile): a header, ``hash_slot_num``
+slots holding
 the number of the newest entry of their bucket, then entries that each point back to the previous
 entry of the same bucket. These helpers draw what :mod:`pymq_ref.formats.index_file` decodes:
 

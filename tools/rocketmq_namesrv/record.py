@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Record what the real RocketMQ 4.9.4 name server answers to the conversation of
-``tests/namesrv_scenarios.py`` into ``tests/data/rocketmq-4.9.4-namesrv/answers.jsonl``.
+``pymq_ref/namesrv/scenarios.py`` into ``tests/data/rocketmq-4.9.4-namesrv/answers.jsonl``.
 
 Usage (needs the real build, see the README next to this file)::
 
@@ -22,10 +22,9 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, os.path.join(ROOT, "tests"))
 sys.path.insert(0, HERE)
 
-from namesrv_scenarios import Player, outcome_record, wait_route_gone  # noqa: E402
+from pymq_ref.namesrv.scenarios import Player, outcome_record, wait_route_gone  # noqa: E402
 from procs import start, stop, wait_port  # noqa: E402
 
 OUT = os.path.join(ROOT, "tests", "data", "rocketmq-4.9.4-namesrv", "answers.jsonl")

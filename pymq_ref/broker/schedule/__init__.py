@@ -1,4 +1,5 @@
-"""Delay levels: delivering what the put path parked in ``SCHEDULE_TOPIC_XXXX`` (``delay.md``).
+"""Delay levels: delivering what the put path parked in ``SCHEDULE_TOPIC_XXXX`` (see the book's reference appendix,
+§Delay levels).
 
 The put-time rewrite itself is :func:`pymq_ref.store.delay.transform_delay_level` (the store
 applies it); this package is the broker side: :class:`ScheduleMessageService` and ``messageTimeup``.

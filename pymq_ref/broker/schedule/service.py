@@ -1,9 +1,11 @@
-"""``ScheduleMessageService``: delivering the messages parked in ``SCHEDULE_TOPIC_XXXX`` (``delay.md`` §4–§5).
+"""``ScheduleMessageService``: delivering the messages parked in ``SCHEDULE_TOPIC_XXXX``
+(``store/src/main/java/org/apache/rocketmq/store/schedule/ScheduleMessageService.java``).
 
 Theory of operation. Each delay level *L* owns queue ``L - 1`` of ``SCHEDULE_TOPIC_XXXX``. All
 messages of a level have the same delay, so in store order they are also in delivery order:
 the queue is FIFO in time and nothing ever needs sorting. The ConsumeQueue unit of a parked
-message carries its delivery time in the tagsCode field (computed at dispatch, ``delay.md`` §3),
+message carries its delivery time in the tagsCode field (computed at dispatch,
+``CommitLog.checkMessageAndReturnSize``),
 so a level's task reads units from its offset and stops at the first one that is not due:
 
 * ``start()`` loads ``config/delayOffset.json``, clamps each offset into its queue's

@@ -1,4 +1,5 @@
-"""``messageTimeup``: rebuild the real message from a record parked in ``SCHEDULE_TOPIC_XXXX`` (``delay.md`` §4.1).
+"""``messageTimeup``: rebuild the real message from a record parked in ``SCHEDULE_TOPIC_XXXX``
+(``ScheduleMessageService.messageTimeup``).
 
 The stored text of the new record is the parked record's properties re-serialised from a fresh
 Java ``HashMap`` *before* ``DELAY`` is cleared, so the re-delivered record still carries ``DELAY``,

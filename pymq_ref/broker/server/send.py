@@ -18,7 +18,8 @@ from __future__ import annotations
 
 from pymq_ref.broker.response import BrokerError
 from pymq_ref.broker.send import SendMessageRequest
-from pymq_ref.remoting.codes import RequestCode
+from pymq_ref.remoting.codes import RequestCode, ResponseCode
+from pymq_ref.remoting.dispatch import ProcessorError, java_remark, npe_unboxing
 from pymq_ref.remoting.command import RemotingCommand
 from pymq_ref.store.store_config import FlushDiskType
 from pymq_ref.remoting.headers import SendMessageRequestHeader, SendMessageRequestHeaderV2, SendMessageResponseHeader
@@ -53,6 +54,9 @@ def handlers(ctx: BrokerContext) -> dict:
 
     def request_of(request, channel) -> SendMessageRequest:
         h = read_send_header(request)
+        if h.queue_id is None and h.topic:  # 4.9.4's msgCheck unboxes it (recorded NPE answer)
+            raise ProcessorError(ResponseCode.SYSTEM_ERROR, java_remark(
+                npe_unboxing(SendMessageRequestHeader, "queueId", "Integer"), "pymq_ref.broker.server.send.send"))
         return to_send_request(h, request.body, channel, bool(h.batch))  # 4.9.4 reads the flag, not the code
 
     def answer(result) -> RemotingCommand:

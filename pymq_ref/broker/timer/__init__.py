@@ -1,4 +1,4 @@
-"""The RocketMQ 5.x timer wheel: arbitrary delivery times (``delay.md`` §7).
+"""The RocketMQ 5.x timer wheel: arbitrary delivery times (see the book's reference appendix, §Timer files).
 
 :mod:`.hook` is the put side (``HookUtils``), :mod:`.files` the TimerLog / TimerWheel / timercheck
 files (layouts in :mod:`pymq_ref.formats.timer`), :mod:`.service` the ``TimerMessageStore``.

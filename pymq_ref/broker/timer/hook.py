@@ -1,4 +1,5 @@
-"""The put side of the 5.x timer wheel: ``HookUtils.handleScheduleMessage`` (``delay.md`` §7.2).
+"""The put side of the 5.x timer wheel: ``HookUtils.handleScheduleMessage`` (5.1.4
+``broker/src/main/java/org/apache/rocketmq/broker/util/HookUtils.java``).
 
 A message (tranType NOT/COMMIT) with ``TIMER_DELIVER_MS`` / ``TIMER_DELAY_SEC`` / ``TIMER_DELAY_MS``
 and no positive ``DELAY`` is rewritten into topic ``rmq_sys_wheel_timer`` queue 0 with

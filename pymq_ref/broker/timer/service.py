@@ -1,4 +1,5 @@
-"""``TimerMessageStore`` (5.1.4): arbitrary delivery times on a timing wheel (``delay.md`` §7).
+"""``TimerMessageStore`` (5.1.4): arbitrary delivery times on a timing wheel (see the book's reference appendix,
+§Timer files; 5.1.4 ``store/src/main/java/org/apache/rocketmq/store/timer/TimerMessageStore.java``).
 
 Theory of operation. The put hook (:mod:`.hook`) parks a timer message in ``rmq_sys_wheel_timer``
 queue 0 with its slot time in ``TIMER_OUT_MS``. Then two cursors move:

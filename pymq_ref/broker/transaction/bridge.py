@@ -3,7 +3,9 @@
 Each builder returns the :class:`MessageRecord` RocketMQ would hand to the store, with the
 property map (``record.properties``) and stored text (``record.properties_string``) following
 the Java code line by line — which map is serialised when, and which ``put`` happens after the
-string was built (transaction.md §2, §4, §5). Pure functions of their inputs; the service does
+string was built
+(``broker/src/main/java/org/apache/rocketmq/broker/transaction/queue/TransactionalMessageBridge.java``). Pure
+functions of their inputs; the service does
 the puts. Must not decide *whether* to write anything.
 """
 

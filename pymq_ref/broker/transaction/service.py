@@ -1,9 +1,13 @@
 """``TransactionalMessageServiceImpl`` + ``EndTransactionProcessor`` + the check listener (4.9.4).
 
-* :meth:`TransactionalMessageService.prepare_message` — store a half message (transaction.md §2).
-* :meth:`TransactionalMessageService.end_transaction` — COMMIT / ROLLBACK (§3): validate against
-  the half record, write the real message (commit), then the op message (§4).
-* :meth:`TransactionalMessageService.check` — one round of the check service (§5, §6): walk the
+* :meth:`TransactionalMessageService.prepare_message` — store a half message
+  (``broker/src/main/java/org/apache/rocketmq/broker/transaction/queue/TransactionalMessageServiceImpl.java``).
+* :meth:`TransactionalMessageService.end_transaction` — COMMIT / ROLLBACK
+  (``broker/src/main/java/org/apache/rocketmq/broker/processor/EndTransactionProcessor.java``): validate against
+  the half record, write the real message (commit), then the op message
+  (``TransactionalMessageServiceImpl.deletePrepareMessage``).
+* :meth:`TransactionalMessageService.check` — one round of the check service
+  (``TransactionalMessageServiceImpl.check``): walk the
   half queue from ``CID_RMQ_SYS_TRANS``'s offset, pair half messages with op messages, re-put
   half messages that need a check and call the producer back, discard after ``transactionCheckMax``
   checks into ``TRANS_CHECK_MAX_TIME_TOPIC``, commit both consumer offsets.
@@ -105,7 +109,9 @@ class EndTransactionResult:
 
 @dataclass
 class CheckTransactionState:
-    """A CHECK_TRANSACTION_STATE request (transaction.md §5): header fields and the body, which is
+    """A CHECK_TRANSACTION_STATE request
+    (``broker/src/main/java/org/apache/rocketmq/broker/client/net/Broker2Client.java``,
+    ``checkProducerTransactionState``): header fields and the body, which is
     the half message encoded like a stored record with topic/queue restored to the real ones."""
 
     producer_group: str
