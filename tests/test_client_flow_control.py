@@ -90,3 +90,40 @@ def test_cached_bytes_stay_under_the_size_threshold(tmp_path):
 
     peak = asyncio.run(asyncio.wait_for(run(), 90))
     assert 1024 * 1024 < peak <= 1024 * 1024 + 4 * 100_000  # over 1 MiB stops pulling; one batch can cross it
+
+
+def test_a_message_consumed_too_long_is_sent_back_and_stops_holding_the_offset(tmp_path):
+    async def run():
+        async with LoopbackCluster(str(tmp_path), 1) as cluster:
+            await cluster.create_topic("Slow", 1)
+            p = DefaultMQProducer("PG_slow", cluster.namesrv_addr)
+            await p.start()
+            for i in range(5):
+                await p.send(Message("Slow", b"%d" % i))
+            await p.shutdown()
+            stuck = asyncio.Event()
+
+            async def listener(msgs, context):
+                if msgs[0].body == b"0":
+                    await stuck.wait()  # never returns within the test
+                return ConsumeConcurrentlyStatus.CONSUME_SUCCESS
+
+            c = DefaultMQPushConsumer("CG_slow", cluster.namesrv_addr, consume_from_where="CONSUME_FROM_FIRST_OFFSET",
+                                      consume_timeout=0.01)  # 0.6 s instead of 15 min
+            c.subscribe("Slow")
+            c.register_message_listener(listener)
+            await c.start()
+            service = c.consume_service
+            deadline = time.monotonic() + 20
+            while not service.expired_sent_back and time.monotonic() < deadline:
+                await asyncio.sleep(0.05)
+            mq = next(mq for mq in c.rebalance.process_queue_table if mq.topic == "Slow")
+            pq = c.rebalance.process_queue_table[mq]
+            result = ([m.body for m in service.expired_sent_back], pq.cached_offsets, c.offset_store.offset_table[mq])
+            stuck.set()
+            await c.shutdown()
+            return result
+
+    sent_back, cached, committed = asyncio.run(asyncio.wait_for(run(), 60))
+    assert sent_back == [b"0"]
+    assert cached == [] and committed == 5  # no longer held back by offset 0

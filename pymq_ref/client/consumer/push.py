@@ -79,7 +79,8 @@ class DefaultMQPushConsumer:
                  pull_threshold_for_topic: int = -1, pull_threshold_size_for_topic: int = -1,
                  pull_interval: float = 0.0, consume_message_batch_max_size: int = 1, pull_batch_size: int = 32,
                  post_subscription_when_pull: bool = False, max_reconsume_times: int = -1,
-                 suspend_current_queue_time_millis: int = 1000, offset_store_dir: str | None = None,
+                 suspend_current_queue_time_millis: int = 1000, consume_timeout: float = 15.0,
+                 offset_store_dir: str | None = None,
                  broker_suspend_max_time_millis: int = BROKER_SUSPEND_MAX_TIME_MILLIS,
                  clock: Callable[[], int] = now_ms):
         self.group = group
@@ -106,6 +107,7 @@ class DefaultMQPushConsumer:
         self.post_subscription_when_pull = post_subscription_when_pull
         self.max_reconsume_times = max_reconsume_times
         self.suspend_current_queue_time_millis = suspend_current_queue_time_millis
+        self.consume_timeout = consume_timeout  # minutes
         self.offset_store_dir = offset_store_dir
         self.broker_suspend_max_time_millis = broker_suspend_max_time_millis
         self.clock = clock
