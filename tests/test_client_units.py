@@ -194,3 +194,20 @@ def test_compute_pull_from_where(where, topic, last, expected):
     assert asyncio.run(c.compute_pull_from_where(MessageQueue(topic, "b", 0))) == expected
     if expected == 42:
         assert asked == [parse_consume_timestamp("20260101000000")]
+
+
+@pytest.mark.parametrize("topic, props, batch", [
+    ("T", {"WAIT": "true", "UNIQ_KEY": "U", "TAGS": "A"}, False),
+    ("T", {"WAIT": "true"}, True),
+    ("%RETRY%G", {"RECONSUME_TIME": "3", "MAX_RECONSUME_TIMES": "16", "WAIT": "true"}, False),
+    ("DefaultCluster_REPLY_TOPIC", {"MSG_TYPE": "reply", "CORRELATION_ID": "c"}, False),
+])
+def test_fast_send_request_equals_the_header_built_one(topic, props, batch):
+    from pymq_ref.remoting.codec import encode
+
+    args = dict(group="G", topic=topic, queue_id=2, sys_flag=0x301, born_timestamp=123, flag=7, properties=props,
+                batch=batch)
+    slow = R.send_message(R.send_message_header(**args), b"body", batch=batch)
+    fast = R.send_message_fast(**args, body=b"body")
+    assert fast.code == slow.code and fast.ext() == slow.ext()
+    assert encode(fast.with_(opaque=9)) == encode(slow.with_(opaque=9))
