@@ -21,6 +21,7 @@ from decimal import Decimal
 from typing import Any
 
 from pymq_ref.formats.message import MessageRecord, decode_record
+from pymq_ref.remoting.codes import SerializeType
 from pymq_ref.remoting.command import RemotingCommand
 
 from .steps import Compare, Vars
@@ -47,6 +48,9 @@ def substitutions(v: Vars) -> list[tuple[str, str]]:
     return sorted((p for p in pairs if p[0]), key=lambda p: -len(p[0]))
 
 
+#: A remark that reports an exception (``RemotingHelper.exceptionSimpleDesc``): the exception, then
+#: ", " and where it was thrown — a Java frame in 4.9.4, the broker's own code elsewhere: not compared.
+_EXCEPTION_REMARK = re.compile(r"^((?:[a-z]\w*\.)+\w*(?:Exception|Error)\b.*), [^,]+$", re.S)
 _ADDRESS = re.compile(r"\b\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}:\d{1,5}\b")
 
 
@@ -135,9 +139,10 @@ def normalize(cmd: RemotingCommand | None, v: Vars, how: Compare, outcome: str =
     if cmd is None:
         return {"outcome": outcome}
     subs = substitutions(v)
-    out: dict[str, Any] = {"outcome": outcome, "code": cmd.code}
+    out: dict[str, Any] = {"outcome": outcome, "code": cmd.code,
+                           "serializeType": SerializeType(cmd.serialize_type).name}
     if how.remark and cmd.remark is not None:
-        out["remark"] = _sub(cmd.remark, subs)
+        out["remark"] = _EXCEPTION_REMARK.sub(r"\1, {where}", _sub(cmd.remark, subs))
     elif cmd.remark:
         out["remark"] = VARIES
     if cmd.has_ext():
@@ -166,6 +171,8 @@ class Difference:
             return "extFields." + self.path[4:]
         if self.path.startswith("body"):
             return "body"
+        if self.path == "serializeType":
+            return "serialize_type"
         return self.path
 
 

@@ -22,6 +22,7 @@ from pymq_ref.remoting.bodies.consumer import LockBatchRequestBody, UnlockBatchR
 from pymq_ref.remoting.bodies.heartbeat import ConsumerData, HeartbeatData, ProducerData, SubscriptionData
 from pymq_ref.remoting.bodies.route import encode_register_body
 from pymq_ref.remoting.codes import RequestCode as R
+from pymq_ref.remoting.codes import SerializeType
 from pymq_ref.remoting.command import RemotingCommand
 
 from .steps import Vars
@@ -29,7 +30,7 @@ from .steps import Vars
 BORN_TIMESTAMP = 1700000000000
 #: MessageSysFlag bits and PullSysFlag bits used by the scenarios.
 COMPRESSED, TRANSACTION_PREPARED, TRANSACTION_COMMIT, TRANSACTION_ROLLBACK = 0x1, 0x4, 0x8, 0xC
-PULL_SUSPEND, PULL_SUBSCRIPTION = 0x2, 0x4
+PULL_COMMIT_OFFSET, PULL_SUSPEND, PULL_SUBSCRIPTION = 0x1, 0x2, 0x4
 
 
 def client_id(v: Vars, who: str = "a") -> str:
@@ -73,14 +74,27 @@ def compressed(body: bytes) -> bytes:
 
 def pull(v: Vars, topic: str, offset: int = 0, *, queue_id: int = 0, group: str | None = None, suspend_ms: int = 0,
          subscription: str = "*", expression_type: str = "TAG", max_msgs: int = 32,
-         drop: tuple[str, ...] = ()) -> RemotingCommand:
-    """PULL_MESSAGE with the subscription in the request (no heartbeat needed)."""
-    flags = PULL_SUBSCRIPTION | (PULL_SUSPEND if suspend_ms else 0)
+         drop: tuple[str, ...] = (), commit_offset: int | None = None) -> RemotingCommand:
+    """PULL_MESSAGE with the subscription in the request (no heartbeat needed); ``commit_offset``
+    also commits the group's offset (FLAG_COMMIT_OFFSET, what the push consumer does)."""
+    flags = PULL_SUBSCRIPTION | (PULL_SUSPEND if suspend_ms else 0) | (PULL_COMMIT_OFFSET if commit_offset else 0)
     ext = {"consumerGroup": group or v.name("cg"), "topic": topic, "queueId": str(queue_id),
-           "queueOffset": str(offset), "maxMsgNums": str(max_msgs), "sysFlag": str(flags), "commitOffset": "0",
+           "queueOffset": str(offset), "maxMsgNums": str(max_msgs), "sysFlag": str(flags),
+           "commitOffset": str(commit_offset or 0),
            "suspendTimeoutMillis": str(suspend_ms), "subscription": subscription, "subVersion": "1",
            "expressionType": expression_type}
     return RemotingCommand.request(R.PULL_MESSAGE, {k: val for k, val in ext.items() if k not in drop})
+
+
+def in_rocketmq_serialization(request: RemotingCommand) -> RemotingCommand:
+    """The same request with the binary (ROCKETMQ) header instead of JSON: the answer must come back
+    in it too."""
+    return request.with_(serialize_type=SerializeType.ROCKETMQ)
+
+
+def view_message(v: Vars, phy_offset: int) -> RemotingCommand:
+    """VIEW_MESSAGE_BY_ID: the record at a CommitLog offset (what ``viewMessage(offsetMsgId)`` asks)."""
+    return RemotingCommand.request(R.VIEW_MESSAGE_BY_ID, {"offset": str(phy_offset)})
 
 
 def queue_request(code: int, topic: str, queue_id: int = 0, **more: str) -> RemotingCommand:

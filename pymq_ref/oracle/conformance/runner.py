@@ -32,7 +32,7 @@ from pymq_ref.remoting.errors import RemotingError
 from pymq_ref.remoting.transport import RemotingClient, parse_address
 
 from .normalize import Difference, differences, normalize
-from .steps import Await, Call, Compare, ExpectRequest, Poll, Raw, Scenario, Start, Vars
+from .steps import Await, Call, Compare, ExpectRequest, Oneway, Poll, Raw, Scenario, Start, Vars
 
 PASS, FAIL, NOT_SUPPORTED = "pass", "fail", "not supported"
 
@@ -243,6 +243,10 @@ class Runner:
                 if future.done():
                     response = future.exception() or future.result()
                     raise _Abort(f"{step.name}: answered at once ({response!r}); the request should have been held")
+            return v
+        if isinstance(step, Oneway):
+            channel, _ = await self._channel(step.target)
+            channel.invoke_oneway(step.build(v))
             return v
         if isinstance(step, Await):
             future, tap, code = pending.pop(step.name)

@@ -21,7 +21,7 @@ from pymq_ref.remoting.command import RemotingCommand
 
 from . import requests as q
 from .normalize import decode_records
-from .steps import Await, Call, Compare, ExpectRequest, Poll, Raw, Scenario, Start, Vars
+from .steps import Await, Call, Compare, ExpectRequest, Oneway, Poll, Raw, Scenario, Start, Vars
 
 SETUP = None  # compare=SETUP: a set-up step
 SEND = Compare(body="ignore")
@@ -148,6 +148,19 @@ SENDING = [
         pull_until("pull", "props", 1, checks=(lambda v, r: None if q.first_record(r).properties.get("color") == "blue"
                      else "user property 'color' lost",)),
     )),
+    Scenario("send.oneway", "sending", "a oneway send is stored although nothing answers it", (
+        create("ow"),
+        Oneway("send oneway", lambda v: q.send(v, v.name("ow"), b"fire and forget", {"TAGS": "TagO"})),
+        pull_until("pull", "ow", 1, checks=(bodies_are(b"fire and forget"),)),
+    )),
+    Scenario("send.rocketmq_serialization", "sending", "requests with the binary ROCKETMQ header get answers in it", (
+        create("bin"),
+        Call("send", lambda v: q.in_rocketmq_serialization(q.send(v, v.name("bin"), b"binary header", {"TAGS": "TagB"})),
+             compare=SEND, checks=(code_is(C.SUCCESS),)),
+        Poll("pull", lambda v: q.in_rocketmq_serialization(q.pull(v, v.name("bin"))), until=pulled(1), compare=PULLED,
+             checks=(bodies_are(b"binary header"),)),
+        Call("unknown code", lambda v: q.in_rocketmq_serialization(RemotingCommand.request(9999))),
+    )),
     Scenario("send.queue_offsets", "sending", "queue offsets count per queue; max/min offsets follow", (
         create("qo"),
         send1("send q0 #1", "qo", b"a"), send1("send q0 #2", "qo", b"b"), send1("send q1", "qo", b"c", queue_id=1),
@@ -200,6 +213,29 @@ OFFSETS = [
         Call("query", lambda v: q.query_offset(v, v.name("off"), v.name("og")), checks=(ext_is("offset", "1"),)),
         Call("update past the end", lambda v: q.update_offset(v, v.name("off"), v.name("og"), 7)),
         Call("query again", lambda v: q.query_offset(v, v.name("off"), v.name("og"))),
+    )),
+    Scenario("offsets.pull_commit", "offsets", "a pull with FLAG_COMMIT_OFFSET commits the group's offset", (
+        create("pc"),
+        send1("send #1", "pc", b"1"), send1("send #2", "pc", b"2"), max_offset_until("max offset", "pc", 2),
+        Call("pull from 1, committing 1", lambda v: q.pull(v, v.name("pc"), 1, group=v.name("pcg"), commit_offset=1),
+             compare=PULLED, checks=(bodies_are(b"2"),)),
+        Call("query", lambda v: q.query_offset(v, v.name("pc"), v.name("pcg")), checks=(ext_is("offset", "1"),)),
+    )),
+    Scenario("offsets.by_time", "offsets", "SEARCH_OFFSET_BY_TIMESTAMP before the first and after the last message", (
+        create("bt"),
+        send1("send #1", "bt", b"1"), send1("send #2", "bt", b"2"), max_offset_until("max offset", "bt", 2),
+        Call("search at 0", lambda v: q.queue_request(R.SEARCH_OFFSET_BY_TIMESTAMP, v.name("bt"), timestamp="0")),
+        Call("search far ahead", lambda v: q.queue_request(R.SEARCH_OFFSET_BY_TIMESTAMP, v.name("bt"),
+                                                           timestamp=str(4102444800000))),
+        Call("earliest store time", lambda v: q.queue_request(R.GET_EARLIEST_MSG_STORETIME, v.name("bt")),
+             compare=Compare(ignore=("timestamp",))),
+    )),
+    Scenario("offsets.view_message", "offsets", "VIEW_MESSAGE_BY_ID reads the record at a CommitLog offset", (
+        create("vm"),
+        send1("send", "vm", b"look at me", {"TAGS": "TagV", "KEYS": "kv"}),
+        pull_until("pull", "vm", 1, save=save_record("m")),
+        Call("view", lambda v: q.view_message(v, v["m.phy"]), compare=PULLED, checks=(bodies_are(b"look at me"),)),
+        Call("view a bad offset", lambda v: q.view_message(v, 1 << 40)),
     )),
     Scenario("offsets.heartbeat", "offsets", "a heartbeat registers the consumer; the group lists it", (
         create("hb"),
