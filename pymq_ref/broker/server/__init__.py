@@ -15,4 +15,8 @@ PROCESSOR_MODULES: list[str] = [
     "pymq_ref.broker.server.pull",
     "pymq_ref.broker.server.client_manage",
     "pymq_ref.broker.server.consumer_manage",
+    "pymq_ref.broker.server.send_back",
+    "pymq_ref.broker.server.transaction",
+    "pymq_ref.broker.server.lock",
+    "pymq_ref.broker.server.reply",
 ]
