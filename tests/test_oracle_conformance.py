@@ -81,7 +81,8 @@ def up(tmp_path_factory):
 
 #: Scenarios pymq up must pass (it passes more as its processors grow: this list only grows).
 MUST_PASS = {"send.single", "send.v1", "send.batch", "send.compressed", "send.properties", "send.queue_offsets",
-             "send.oneway", "offsets.pull_commit", "offsets.by_time",
+             "send.oneway", "offsets.pull_commit", "offsets.by_time", "retry.send_back", "retry.dlq",
+             "retry.bad_offset", "tx.commit", "lock.batch",
              "pull.offsets", "offsets.consumer", "offsets.heartbeat", "filter.tag", "filter.sql92",
              "filter.sql92_tags", "namesrv.unknown_topic", "namesrv.registration", "namesrv.cluster",
              "error.unknown_code", "error.oversized_frame", "error.bad_header"}
