@@ -58,6 +58,7 @@ def test_select_by_id_group_and_pattern():
     assert {s.group for s in select("filters")} == {"filters"}
     assert select(None) == SCENARIOS
     assert select("no-such-thing") == []
+    assert {s.id for s in select("send")} == {s.id for s in SCENARIOS if s.id.startswith("send.")}
 
 
 def test_cli_lists_and_refuses_an_unreachable_broker(capsys):

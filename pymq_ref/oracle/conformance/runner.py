@@ -250,7 +250,10 @@ class Runner:
             return v
         if isinstance(step, Await):
             future, tap, code = pending.pop(step.name)
-            response = await asyncio.wait_for(future, step.timeout)
+            try:
+                response = await asyncio.wait_for(future, step.timeout)
+            except asyncio.TimeoutError:
+                raise _Abort(f"{step.name}: no answer within {step.timeout:g} s") from None
             frame = tap.frames.pop((True, response.opaque), None)
             return self._judge(scenario, step.name, step, v, response, frame, code, result)
         if isinstance(step, Call):

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import zlib
 
-from pymq_ref.formats.properties import decode_properties  # noqa: F401  (re-exported for scenario authors)
 from pymq_ref.remoting.codes import RequestCode as R
 from pymq_ref.remoting.codes import ResponseCode as C
 from pymq_ref.remoting.command import RemotingCommand
@@ -462,9 +461,11 @@ SCENARIOS: list[Scenario] = [s for group in GROUPS.values() for s in group]
 
 
 def select(pattern: str | None) -> list[Scenario]:
-    """The scenarios whose id or group matches ``pattern`` (fnmatch, comma-separated; None: all)."""
+    """The scenarios whose id or group matches ``pattern`` (fnmatch, comma-separated; a bare prefix such as
+    ``tx`` selects ``tx.*``; None: all)."""
     from fnmatch import fnmatch
     if not pattern:
         return list(SCENARIOS)
     pats = [p.strip() for p in pattern.split(",") if p.strip()]
-    return [s for s in SCENARIOS if any(fnmatch(s.id, p) or fnmatch(s.group, p) or p in s.id for p in pats)]
+    return [s for s in SCENARIOS if any(fnmatch(s.id, p) or fnmatch(s.group, p) or s.id.startswith(p + ".")
+                                      for p in pats)]
