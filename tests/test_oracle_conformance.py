@@ -44,7 +44,7 @@ def test_every_scenario_is_recorded_from_4_9_4_and_passed_there():
     assert {s.id for s in SCENARIOS} <= set(table)
     assert all(table[s.id]["status"] == PASS for s in SCENARIOS)
     groups = {s.group for s in SCENARIOS}
-    assert groups == {"sending", "pulling", "offsets", "retry and DLQ", "delay levels", "transactions", "filters",
+    assert groups == {"sending", "pulling", "offsets", "queries", "retry and DLQ", "delay levels", "transactions", "filters",
                       "orderly locks", "routes", "errors"}
     # the kit's second pass against the real 4.9.4, compared with the recording: 100 %
     report = json.load(open(os.path.join(REPORT, "report.json")))

@@ -97,6 +97,26 @@ def view_message(v: Vars, phy_offset: int) -> RemotingCommand:
     return RemotingCommand.request(R.VIEW_MESSAGE_BY_ID, {"offset": str(phy_offset)})
 
 
+def query_message(v: Vars, topic: str, key: str, max_num: int = 32) -> RemotingCommand:
+    """QUERY_MESSAGE: messages of ``topic`` whose KEYS hold ``key``, through the index."""
+    return RemotingCommand.request(R.QUERY_MESSAGE, {"topic": topic, "key": key, "maxNum": str(max_num),
+                                                    "beginTimestamp": "0", "endTimestamp": str(2**63 - 1)})
+
+
+def kv_config(code: int, namespace: str, key: str, value: str | None = None) -> RemotingCommand:
+    """PUT_KV_CONFIG / GET_KV_CONFIG / DELETE_KV_CONFIG on the name server."""
+    ext = {"namespace": namespace, "key": key}
+    if value is not None:
+        ext["value"] = value
+    return RemotingCommand.request(code, ext)
+
+
+def encoded(request: RemotingCommand, *, opaque: int = 1, oneway: bool = False) -> bytes:
+    """The bytes of a request written by hand (for :class:`~.steps.Raw` steps)."""
+    from pymq_ref.remoting.codec import encode
+    return encode(request.with_(opaque=opaque, flag=request.flag | (2 if oneway else 0)))
+
+
 def queue_request(code: int, topic: str, queue_id: int = 0, **more: str) -> RemotingCommand:
     return RemotingCommand.request(code, {"topic": topic, "queueId": str(queue_id), **more})
 

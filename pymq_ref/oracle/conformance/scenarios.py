@@ -229,13 +229,6 @@ OFFSETS = [
         Call("earliest store time", lambda v: q.queue_request(R.GET_EARLIEST_MSG_STORETIME, v.name("bt")),
              compare=Compare(ignore=("timestamp",))),
     )),
-    Scenario("offsets.view_message", "offsets", "VIEW_MESSAGE_BY_ID reads the record at a CommitLog offset", (
-        create("vm"),
-        send1("send", "vm", b"look at me", {"TAGS": "TagV", "KEYS": "kv"}),
-        pull_until("pull", "vm", 1, save=save_record("m")),
-        Call("view", lambda v: q.view_message(v, v["m.phy"]), compare=PULLED, checks=(bodies_are(b"look at me"),)),
-        Call("view a bad offset", lambda v: q.view_message(v, 1 << 40)),
-    )),
     Scenario("offsets.heartbeat", "offsets", "a heartbeat registers the consumer; the group lists it", (
         create("hb"),
         Call("heartbeat", lambda v: q.heartbeat(v, consumer_group=v.name("hbg"), topic=v.name("hb"))),
@@ -246,6 +239,28 @@ OFFSETS = [
             "clientID": q.client_id(v), "consumerGroup": v.name("hbg")})),
         Call("consumer list after", lambda v: RemotingCommand.request(R.GET_CONSUMER_LIST_BY_GROUP,
                                                                       {"consumerGroup": v.name("hbg")})),
+    )),
+]
+
+# -- queries ------------------------------------------------------------------------------------------
+
+QUERIES = [
+    Scenario("query.view_message", "queries", "VIEW_MESSAGE_BY_ID reads the record at a CommitLog offset", (
+        create("vm"),
+        send1("send", "vm", b"look at me", {"TAGS": "TagV", "KEYS": "kv"}),
+        pull_until("pull", "vm", 1, save=save_record("m")),
+        Call("view", lambda v: q.view_message(v, v["m.phy"]), compare=PULLED, checks=(bodies_are(b"look at me"),)),
+        Call("view a bad offset", lambda v: q.view_message(v, 1 << 40)),
+    )),
+    Scenario("query.by_key", "queries", "QUERY_MESSAGE finds messages by a KEYS token through the index", (
+        create("qk"),
+        send1("send k1", "qk", b"first", {"KEYS": "order-1 shared"}),
+        send1("send k2", "qk", b"second", {"KEYS": "order-2 shared"}),
+        Poll("query shared", lambda v: q.query_message(v, v.name("qk"), "shared"), until=lambda v, r: r.code == C.SUCCESS
+             and len(decode_records(r.body or b"")) == 2, compare=PULLED),
+        Call("query order-2", lambda v: q.query_message(v, v.name("qk"), "order-2"), compare=PULLED,
+             checks=(bodies_are(b"second"),)),
+        Call("query a key nobody has", lambda v: q.query_message(v, v.name("qk"), "nobody")),
     )),
 ]
 
@@ -402,6 +417,13 @@ ROUTES = [
         Call("route after", lambda v: q.route(v, v.name("fake-topic")), target="namesrv",
              checks=(code_is(C.TOPIC_NOT_EXIST),)),
     ), needs_namesrv=True),
+    Scenario("namesrv.kv_config", "routes", "the name server's KV config: put, get, delete, get again", (
+        Call("put", lambda v: q.kv_config(R.PUT_KV_CONFIG, v.name("ns"), "k", "v1"), target="namesrv"),
+        Call("get", lambda v: q.kv_config(R.GET_KV_CONFIG, v.name("ns"), "k"), target="namesrv",
+             checks=(ext_is("value", "v1"),)),
+        Call("delete", lambda v: q.kv_config(R.DELETE_KV_CONFIG, v.name("ns"), "k"), target="namesrv"),
+        Call("get after delete", lambda v: q.kv_config(R.GET_KV_CONFIG, v.name("ns"), "k"), target="namesrv"),
+    ), needs_namesrv=True),
     Scenario("namesrv.cluster", "routes", "the cluster table lists the broker under test", (
         Call("cluster info", lambda v: RemotingCommand.request(R.GET_BROKER_CLUSTER_INFO), target="namesrv",
              compare=Compare(body="ignore"),
@@ -443,6 +465,10 @@ ERRORS = [
         Call("send 4 MiB + 1", lambda v: q.send(v, v.name("big"), b"x" * (4 * 1024 * 1024 + 1)),
              checks=(code_is(C.MESSAGE_ILLEGAL),)),
     )),
+    Scenario("error.oneway_unknown_code", "errors", "a oneway request with an unknown code gets no answer", (
+        Raw("oneway code 9999", lambda v: q.encoded(RemotingCommand.request(9999), opaque=77, oneway=True),
+            timeout=1.5),
+    )),
     Scenario("error.oversized_frame", "errors", "a length field over 16 MiB closes the connection; the server serves on", (
         Raw("frame of 16 MiB + 1", lambda v: q.raw_frame(16 * 1024 * 1024 + 1, b"{}")),
         Call("next request", lambda v: RemotingCommand.request(9999)),
@@ -453,8 +479,8 @@ ERRORS = [
     )),
 ]
 
-GROUPS = {"sending": SENDING, "pulling": PULLING, "offsets": OFFSETS, "retry and DLQ": RETRY, "delay levels": DELAY,
-          "transactions": TRANSACTIONS, "filters": FILTERS, "orderly locks": LOCKS, "routes": ROUTES,
+GROUPS = {"sending": SENDING, "pulling": PULLING, "offsets": OFFSETS, "queries": QUERIES, "retry and DLQ": RETRY,
+          "delay levels": DELAY, "transactions": TRANSACTIONS, "filters": FILTERS, "orderly locks": LOCKS, "routes": ROUTES,
           "errors": ERRORS}
 #: Every scenario, in the order they run.
 SCENARIOS: list[Scenario] = [s for group in GROUPS.values() for s in group]
