@@ -112,7 +112,7 @@ def test_a_corrupted_field_fails_the_right_scenario_with_marked_frames(up):
     assert "<<< differs: ext.queueOffset" in text
     assert text.count("extFields.queueOffset") >= 4  # both frames' hex views and field tables name it
     html = render_html(results, broker=relay.address)
-    assert html.startswith("<!DOCTYPE html>") and "&lt;&lt;&lt; differs: ext.queueOffset" in html
+    assert html.startswith("<!DOCTYPE html>") and "&lt;&lt;&lt; differs:</b> ext.queueOffset" in html
     assert "<script" not in html and "http" not in html.split("</style>")[0]
     doc = json.loads(render_json(results))
     assert doc["summary"] == {"scenarios": 3, "passed": 1, "failed": 2, "not_supported": 0}

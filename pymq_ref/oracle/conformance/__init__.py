@@ -1,9 +1,10 @@
 """The conformance kit: does a RocketMQ-compatible name server + broker answer as 4.9.4 does?
 
 In the spirit of h2spec and the Autobahn test suite: a catalogue of scenarios (:mod:`.scenarios`)
-— sending (single, batch, compressed, properties), pulling and long polling, offsets, retry and
-DLQ, delay levels, transactions with check-back, tag and SQL92 filters, orderly locks, routes and
-registration on the name server, errors and malformed requests — played over real sockets against
+— sending (single, batch, compressed, properties, oneway, the binary header), pulling and long
+polling, offsets, queries by key and by offset, retry and DLQ, delay levels, transactions with
+check-back, tag and SQL92 filters, orderly locks, routes, registration and the KV config on the name
+server, errors and malformed requests — played over real sockets against
 any broker speaking the 4.x remoting protocol (:mod:`.runner`), each answer compared, modulo time,
 hosts and ids (:mod:`.normalize`), with what the real RocketMQ 4.9.4 answered to the same requests
 (:mod:`.expected`, recorded by ``tools/rocketmq_conformance/``). Each scenario passes, fails (the
