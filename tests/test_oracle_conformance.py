@@ -135,3 +135,16 @@ def test_a_planted_bug_in_a_processor_fails_the_offsets_scenario(tmp_path):
     assert bad["query"]["differences"] == [{"path": "ext.offset", "expected": "1", "actual": "0"}]
     assert bad["query"]["failures"] == ["offset = '0', expected '1'"]
     assert bad["query"]["expected_frame_hex"] and bad["query"]["actual_frame_hex"]
+
+
+def test_what_a_broker_lacks_is_not_supported_and_fails_the_exit_status(tmp_path, capsys):
+    from pymq_ref.broker.server.up import UpServer
+    with UpServer(str(tmp_path / "store"), namesrv_port=0, broker_port=0) as plain:  # enablePropertyFilter=false
+        argv = ["conformance", plain.broker_addr, "--only", "filter.tag,filter.sql92,namesrv.route", "-q", "--no-hex"]
+        assert main(argv) == 1
+        out = capsys.readouterr().out
+        assert main(argv + ["--allow-not-supported"]) == 0
+    assert "PASS  filter.tag" in out
+    assert "N/S   filter.sql92" in out and "enablePropertyFilter=false" in out
+    assert "N/S   namesrv.route" in out and "needs the name server (--namesrv)" in out
+    assert "1 passed, 0 failed, 2 not supported (3 scenarios)" in out
