@@ -80,22 +80,32 @@ def up(tmp_path_factory):
         yield server
 
 
-#: Scenarios pymq up must pass (it passes more as its processors grow: this list only grows).
-MUST_PASS = {"send.single", "send.v1", "send.batch", "send.compressed", "send.properties", "send.queue_offsets",
-             "send.oneway", "offsets.pull_commit", "offsets.by_time", "retry.send_back", "retry.dlq",
-             "retry.bad_offset", "tx.commit", "lock.batch",
-             "pull.offsets", "offsets.consumer", "offsets.heartbeat", "filter.tag", "filter.sql92",
-             "filter.sql92_tags", "namesrv.unknown_topic", "namesrv.registration", "namesrv.cluster",
-             "error.unknown_code", "error.oversized_frame", "error.bad_header"}
+#: Where pymq up (as merged on this branch) is not yet 4.9.4 — each found by this kit; every other
+#: scenario must pass. Entries only go away as the broker grows (the admin processors bring
+#: UPDATE_AND_CREATE_TOPIC, VIEW_MESSAGE_BY_ID and QUERY_MESSAGE, and 4.9.4's remarks).
+KNOWN_DEVIATIONS = {
+    "send.rocketmq_serialization": "an unknown code in a ROCKETMQ-serialized request is answered in JSON; 4.9.4's "
+                                   "broker answers through its default processor, in the request's serialization",
+    "tx.rollback": "4.9.4 answers a rollback with the remark 'not set any response code' "
+                   "(EndTransactionProcessor keeps createResponseCommand's default remark)",
+    "error.oneway_unknown_code": "4.9.4's broker does not answer a oneway request with an unknown code",
+    "error.unknown_topic": "4.9.4's remarks end with the FAQ link",
+    "error.bad_sql": "4.9.4 does not refuse an SQL92 subscription that does not parse (the filter is null)",
+    "error.body_too_large": "4.9.4's MESSAGE_ILLEGAL remark quotes the limits",
+    "pull.empty": "needs UPDATE_AND_CREATE_TOPIC", "pull.long_polling": "needs UPDATE_AND_CREATE_TOPIC",
+    "pull.suspend_timeout": "needs UPDATE_AND_CREATE_TOPIC",
+    "namesrv.route": "needs UPDATE_AND_CREATE_TOPIC", "error.bad_queue": "needs UPDATE_AND_CREATE_TOPIC",
+    "error.missing_fields": "needs UPDATE_AND_CREATE_TOPIC",
+    "query.view_message": "needs VIEW_MESSAGE_BY_ID", "query.by_key": "needs QUERY_MESSAGE",
+}
 
 
 def test_pymq_up_passes_the_kit(up):
-    results = run_conformance(up.broker_addr, up.namesrv_addr, skip_slow=True)
+    results = run_conformance(up.broker_addr, up.namesrv_addr, check_timeout=20)  # the check-back comes in ~1 s
     report = render_text(results, broker=up.broker_addr, namesrv=up.namesrv_addr, hex_views=False)
-    by_id = {r.id: r for r in results}
-    missing = sorted(i for i in MUST_PASS if by_id[i].status != PASS)
-    assert not missing, f"pymq up no longer passes {missing}:\n{report}"
-    assert all(r.status in (PASS, FAIL, NOT_SUPPORTED) for r in results)
+    bad = sorted(r.id for r in results if r.status != PASS and r.id not in KNOWN_DEVIATIONS)
+    assert not bad, f"pymq up does not pass {bad}:\n{report}"
+    assert sum(r.status == PASS for r in results) >= 25
 
 
 def test_a_corrupted_field_fails_the_right_scenario_with_marked_frames(up):
