@@ -11,7 +11,7 @@ import pytest
 from pymq_ref.cli import main
 from pymq_ref.oracle.conformance import (FAIL, NOT_SUPPORTED, PASS, SCENARIOS, load_expected, render_html, render_json,
                                          render_text, run_conformance, select)
-from pymq_ref.oracle.conformance.normalize import VARIES, differences, normalize
+from pymq_ref.oracle.conformance.normalize import differences, normalize, shape
 from pymq_ref.oracle.conformance.steps import Compare, Vars
 from pymq_ref.remoting.command import RemotingCommand
 
@@ -30,10 +30,13 @@ def test_normalize_replaces_run_names_addresses_and_volatile_values():
     got = normalize(answer, v, Compare())
     assert got == {"outcome": "answer", "code": 1, "serializeType": "JSON",
                    "remark": "queueId[9] is illegal, topic:[cf-{run}-bq] consumer:[/{address}]",
-                   "ext": {"MSG_REGION": "DefaultRegion", "msgId": VARIES, "queueId": "9"}}
-    other = normalize(answer.with_(ext_fields={"msgId": "X", "queueId": "8", "MSG_REGION": "DefaultRegion"}), v,
-                      Compare())
-    assert [str(d) for d in differences(got, other)] == ["ext.queueId: expected '9', got '8'"]
+                   "ext": {"MSG_REGION": "DefaultRegion", "msgId": "<text>", "queueId": "9"}}
+    other = normalize(answer.with_(ext_fields={"msgId": "7F00000100002A9F0000000000001234", "queueId": "8",
+                                               "MSG_REGION": "DefaultRegion"}), v, Compare())
+    assert [str(d) for d in differences(got, other)] == ["ext.msgId: expected '<text>', got '<id>'",
+                                                         "ext.queueId: expected '9', got '8'"]
+    assert shape("7F00000100002A9F0000000000001234,7F00000100002A9F0000000000001300") == "<id>,<id>"
+    assert (shape("1700000000000"), shape(""), shape("x")) == ("<number>", "<empty>", "<text>")
     assert differences(got, got) == []
 
 
@@ -158,3 +161,11 @@ def test_what_a_broker_lacks_is_not_supported_and_fails_the_exit_status(tmp_path
     assert "N/S   filter.sql92" in out and "enablePropertyFilter=false" in out
     assert "N/S   namesrv.route" in out and "needs the name server (--namesrv)" in out
     assert "1 passed, 0 failed, 2 not supported (3 scenarios)" in out
+
+
+def test_values_that_vary_must_still_have_their_form(up):
+    with CorruptingRelay(up.broker_addr, "msgId", lambda value: value.lower()[:31]) as relay:
+        (result,) = run_conformance(relay.address, None, only="send.single")
+    assert result.status == FAIL
+    (step,) = [s for s in result.steps if not s.ok]
+    assert (step.name, [str(d) for d in step.differences]) == ("send", ["ext.msgId: expected '<id>', got '<text>'"])

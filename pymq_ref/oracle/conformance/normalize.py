@@ -3,8 +3,8 @@
 Two brokers that behave alike still answer with different message ids, timestamps, CommitLog
 offsets and addresses; a run also names its topics with a fresh id. :func:`normalize` turns a
 command into a dict where those are replaced by placeholders — ``{run}``, ``{broker}``,
-``{namesrv}``, ``{brokerName}``, ``{cluster}`` for the run's names, ``"<varies>"`` for values that
-vary (their *presence* still counts) — and :func:`differences` lists the fields where two such dicts
+``{namesrv}``, ``{brokerName}``, ``{cluster}`` for the run's names, a shape for values that vary
+(``<id>``, ``<number>``, ``<text>``: their presence and form still count, :func:`shape`) — and :func:`differences` lists the fields where two such dicts
 differ, each with a path the hex view can mark (``code``, ``remark``, ``ext.queueOffset``,
 ``body[0].properties.TAGS``).
 
@@ -37,6 +37,21 @@ VOLATILE_PROPERTIES = frozenset({"UNIQ_KEY", "ORIGIN_MESSAGE_ID", "__transaction
                                  "CONSUME_START_TIME", "MSG_REGION"})
 #: JSON members whose values depend on time or on the server's history.
 VOLATILE_JSON = frozenset({"dataVersion", "timestamp", "stateVersion", "bornTimestamp", "storeTimestamp"})
+
+
+_HEX_ID = re.compile(r"[0-9A-Fa-f]{32}|[0-9A-Fa-f]{56}")
+_NUMBER = re.compile(r"-?[0-9]+")
+
+
+def shape(value: str) -> str:
+    """What a varying value must look like: ``<id>`` (a 32- or 56-hex-digit message id, or a
+    comma-separated list of them, as a batch's msgId), ``<number>``, ``<empty>`` or ``<text>``."""
+    parts = value.split(",")
+    if all(_HEX_ID.fullmatch(p) for p in parts):
+        return ",".join("<id>" for _ in parts)
+    if _NUMBER.fullmatch(value):
+        return "<number>"
+    return "<text>" if value else "<empty>"
 
 
 def substitutions(v: Vars) -> list[tuple[str, str]]:
@@ -93,7 +108,7 @@ def _text(data: bytes) -> str:
 def record_view(record: MessageRecord, subs, ignore: tuple[str, ...] = ()) -> dict[str, Any]:
     """One stored message as compared: what the producer and the broker decided, not where or when
     (``ignore``: fields that depend on the broker's history, e.g. the queue offset in a system topic)."""
-    props = {_sub(k, subs): (VARIES if k in VOLATILE_PROPERTIES else _sub(val, subs))
+    props = {_sub(k, subs): (shape(val) if k in VOLATILE_PROPERTIES else _sub(val, subs))
              for k, val in record.properties.items()}
     return {"topic": _sub(record.topic, subs), "queueId": record.queue_id, "queueOffset": record.queue_offset,
             "flag": record.flag, "sysFlag": record.sys_flag, "reconsumeTimes": record.reconsume_times,
@@ -147,7 +162,7 @@ def normalize(cmd: RemotingCommand | None, v: Vars, how: Compare, outcome: str =
         out["remark"] = VARIES
     if cmd.has_ext():
         ignore = VOLATILE_EXT | frozenset(how.ignore)
-        out["ext"] = {k: (VARIES if k in ignore or val is None else _sub(val, subs))
+        out["ext"] = {k: (None if val is None else shape(val) if k in ignore else _sub(val, subs))
                       for k, val in sorted(cmd.ext().items())}
     if cmd.body is not None:
         out["body"] = body_view(cmd.body, how.body, subs, how.ignore_body_keys)
