@@ -140,6 +140,7 @@ def test_a_planted_bug_in_a_processor_fails_the_offsets_scenario(tmp_path):
                        "--only", "offsets.consumer,offsets.heartbeat,send.single", "--format", "json", "--output", str(out), "-q"])
     assert status == 1
     doc = json.loads(out.read_text())
+    assert doc["compared_with"].startswith("Apache RocketMQ 4.9.4 name server + broker")
     status_of = {s["id"]: s["status"] for s in doc["scenarios"]}
     assert status_of == {"send.single": PASS, "offsets.consumer": FAIL, "offsets.heartbeat": PASS}
     (failed,) = [s for s in doc["scenarios"] if s["status"] == FAIL]

@@ -112,8 +112,10 @@ def _step_json(step: StepResult, full: bool) -> dict:
 
 
 def render_json(results: list[ScenarioResult], *, broker: str | None = None, namesrv: str | None = None,
-                run: str | None = None, full: bool = False) -> str:
-    doc = {"broker": broker, "namesrv": namesrv, "run": run, "compared_with": "RocketMQ 4.9.4",
+                run: str | None = None, full: bool = False, recorded_from: str | None = None) -> str:
+    """One document: the summary, then per scenario its status, reason, time and steps (the failed
+    steps with their differences, both normalized answers and both frames in hex; ``full``: every step)."""
+    doc = {"broker": broker, "namesrv": namesrv, "run": run, "compared_with": recorded_from or "RocketMQ 4.9.4",
            "summary": summary(results),
            "scenarios": [{"id": r.id, "group": r.group, "title": r.title, "status": r.status, "reason": r.reason,
                           "seconds": round(r.seconds, 3), "steps": [_step_json(s, full) for s in r.steps]}
