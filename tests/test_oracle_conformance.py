@@ -47,8 +47,8 @@ def test_every_scenario_is_recorded_from_4_9_4_and_passed_there():
     assert {s.id for s in SCENARIOS} <= set(table)
     assert all(table[s.id]["status"] == PASS for s in SCENARIOS)
     groups = {s.group for s in SCENARIOS}
-    assert groups == {"sending", "pulling", "offsets", "queries", "retry and DLQ", "delay levels", "transactions", "filters",
-                      "orderly locks", "routes", "errors"}
+    assert groups == {"sending", "pulling", "offsets", "queries", "retry and DLQ", "delay levels", "transactions",
+                      "filters", "orderly locks", "routes", "errors"}
     # the kit's second pass against the real 4.9.4, compared with the recording: 100 %
     report = json.load(open(os.path.join(REPORT, "report.json")))
     assert report["summary"]["scenarios"] == len(SCENARIOS)
@@ -137,7 +137,8 @@ def test_a_planted_bug_in_a_processor_fails_the_offsets_scenario(tmp_path):
     with UpServer(str(tmp_path / "store"), namesrv_port=0, broker_port=0, settings=KIT_SETTINGS) as broken:
         broken.call(plant_offset_off_by_one, broken.up.broker)
         status = main(["conformance", broken.broker_addr, "--namesrv", broken.namesrv_addr,
-                       "--only", "offsets.consumer,offsets.heartbeat,send.single", "--format", "json", "--output", str(out), "-q"])
+                       "--only", "offsets.consumer,offsets.heartbeat,send.single", "--format", "json",
+                       "--output", str(out), "-q"])
     assert status == 1
     doc = json.loads(out.read_text())
     assert doc["compared_with"].startswith("Apache RocketMQ 4.9.4 name server + broker")

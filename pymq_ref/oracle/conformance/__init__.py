@@ -14,12 +14,13 @@ not supported by the broker.
 From the shell: ``pymq conformance HOST:PORT --namesrv HOST:PORT [--format text|json|html]``.
 From Python::
 
-    from pymq_ref.oracle.conformance import run_conformance
+    from pymq_ref.oracle.conformance import render_text, run_conformance
     results = run_conformance("127.0.0.1:10911", namesrv="127.0.0.1:9876", only="send.*")
     print(render_text(results))
 
-Layering: builds on :mod:`pymq_ref.remoting` and :mod:`pymq_ref.formats` only — never on the broker
-or the clients of this package, so it judges ``pymq up`` as it judges any other broker.
+Layering: builds on :mod:`pymq_ref.remoting`, :mod:`pymq_ref.formats` and :mod:`pymq_ref.viz` only —
+never on the broker or the clients of this package, so it judges ``pymq up`` as it judges any other
+broker.
 """
 
 from __future__ import annotations

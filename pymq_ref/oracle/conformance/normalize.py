@@ -4,7 +4,8 @@ Two brokers that behave alike still answer with different message ids, timestamp
 offsets and addresses; a run also names its topics with a fresh id. :func:`normalize` turns a
 command into a dict where those are replaced by placeholders — ``{run}``, ``{broker}``,
 ``{namesrv}``, ``{brokerName}``, ``{cluster}`` for the run's names, a shape for values that vary
-(``<id>``, ``<number>``, ``<text>``: their presence and form still count, :func:`shape`) — and :func:`differences` lists the fields where two such dicts
+(``<id>``, ``<number>``, ``<text>``: their presence and form still count, :func:`shape`) — and
+:func:`differences` lists the fields where two such dicts
 differ, each with a path the hex view can mark (``code``, ``remark``, ``ext.queueOffset``,
 ``body[0].properties.TAGS``).
 

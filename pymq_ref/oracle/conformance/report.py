@@ -70,7 +70,8 @@ def _step_lines(step: StepResult, hex_views: bool) -> list[str]:
     out += [f"      {d}" for d in step.differences]
     out += [f"      check failed: {f}" for f in step.failures]
     if hex_views and step.differences:
-        for frame, who in ((step.expected_frame, "RocketMQ 4.9.4 answered"), (step.actual_frame, "this broker answered")):
+        for frame, who in ((step.expected_frame, "RocketMQ 4.9.4 answered"),
+                           (step.actual_frame, "this broker answered")):
             view = frame_view(frame, step, who)
             if view is not None:
                 out += ["", *("      " + line if line else "" for line in view.text().splitlines()), ""]
@@ -127,7 +128,8 @@ _CSS = """
 body{font-family:system-ui,sans-serif;margin:1.5em;max-width:72em}
 table.cf{border-collapse:collapse;width:100%} table.cf td,table.cf th{border-bottom:1px solid #ddd;padding:.3em .5em;
 text-align:left;vertical-align:top} .pass{color:#166534;font-weight:600} .fail{color:#b91c1c;font-weight:600}
-.ns{color:#92400e;font-weight:600} code{font-size:90%} .cf-mark{color:#b91c1c} details{margin:.5em 0 1em 0} .diff{font-family:monospace}
+.ns{color:#92400e;font-weight:600} code{font-size:90%} .cf-mark{color:#b91c1c}
+details{margin:.5em 0 1em 0} .diff{font-family:monospace}
 """
 
 
@@ -153,7 +155,8 @@ def render_html(results: list[ScenarioResult], *, broker: str | None = None, nam
                                (step.actual_frame, "this broker answered")):
                 view = frame_view(frame, step, who) if step.differences else None
                 if view is not None:
-                    marked = view.html().replace("&lt;&lt;&lt; differs:", '<b class="cf-mark">&lt;&lt;&lt; differs:</b>')
+                    marked = view.html().replace("&lt;&lt;&lt; differs:",
+                                                 '<b class="cf-mark">&lt;&lt;&lt; differs:</b>')
                     parts.append(f"<details open><summary>{esc(who)}</summary>{marked}</details>")
         details.append("\n".join(parts))
     title = f"pymq conformance: {broker or ''}"

@@ -64,7 +64,8 @@ def send(v: Vars, topic: str, body: bytes, properties: dict | None = None, *, qu
 
 
 def send_batch(v: Vars, topic: str, bodies: list[bytes], tags: str = "TagB") -> RemotingCommand:
-    entries = [BatchEntry(body=body, properties={"TAGS": tags, "KEYS": f"k{i}", "WAIT": "true"}) for i, body in enumerate(bodies)]
+    entries = [BatchEntry(body=body, properties={"TAGS": tags, "KEYS": f"k{i}", "WAIT": "true"})
+               for i, body in enumerate(bodies)]
     return send(v, topic, encode_batch(entries), {}, batch=True)
 
 
@@ -181,7 +182,8 @@ def end_checked_transaction(v: Vars, group: str, check: RemotingCommand, commit:
         "transactionId": ext.get("transactionId") or ""}, oneway=True)
 
 
-def lock(v: Vars, group: str, who: str, topic: str, queues: tuple[int, ...], *, unlock: bool = False) -> RemotingCommand:
+def lock(v: Vars, group: str, who: str, topic: str, queues: tuple[int, ...], *,
+         unlock: bool = False) -> RemotingCommand:
     mqs = [MessageQueue(topic, v.broker_name, q) for q in queues]
     cls = UnlockBatchRequestBody if unlock else LockBatchRequestBody
     return RemotingCommand.request(R.UNLOCK_BATCH_MQ if unlock else R.LOCK_BATCH_MQ, None,

@@ -154,7 +154,8 @@ SENDING = [
     )),
     Scenario("send.rocketmq_serialization", "sending", "requests with the binary ROCKETMQ header get answers in it", (
         create("bin"),
-        Call("send", lambda v: q.in_rocketmq_serialization(q.send(v, v.name("bin"), b"binary header", {"TAGS": "TagB"})),
+        Call("send", lambda v: q.in_rocketmq_serialization(
+            q.send(v, v.name("bin"), b"binary header", {"TAGS": "TagB"})),
              compare=SEND, checks=(code_is(C.SUCCESS),)),
         Poll("pull", lambda v: q.in_rocketmq_serialization(q.pull(v, v.name("bin"))), until=pulled(1), compare=PULLED,
              checks=(bodies_are(b"binary header"),)),
@@ -256,8 +257,8 @@ QUERIES = [
         create("qk"),
         send1("send k1", "qk", b"first", {"KEYS": "order-1 shared"}),
         send1("send k2", "qk", b"second", {"KEYS": "order-2 shared"}),
-        Poll("query shared", lambda v: q.query_message(v, v.name("qk"), "shared"), until=lambda v, r: r.code == C.SUCCESS
-             and len(decode_records(r.body or b"")) == 2, compare=PULLED),
+        Poll("query shared", lambda v: q.query_message(v, v.name("qk"), "shared"),
+             until=lambda v, r: r.code == C.SUCCESS and len(decode_records(r.body or b"")) == 2, compare=PULLED),
         Call("query order-2", lambda v: q.query_message(v, v.name("qk"), "order-2"), compare=PULLED,
              checks=(bodies_are(b"second"),)),
         Call("query a key nobody has", lambda v: q.query_message(v, v.name("qk"), "nobody")),
@@ -469,7 +470,8 @@ ERRORS = [
         Raw("oneway code 9999", lambda v: q.encoded(RemotingCommand.request(9999), opaque=77, oneway=True),
             timeout=1.5),
     )),
-    Scenario("error.oversized_frame", "errors", "a length field over 16 MiB closes the connection; the server serves on", (
+    Scenario("error.oversized_frame", "errors",
+             "a length field over 16 MiB closes the connection; the server serves on", (
         Raw("frame of 16 MiB + 1", lambda v: q.raw_frame(16 * 1024 * 1024 + 1, b"{}")),
         Call("next request", lambda v: RemotingCommand.request(9999)),
     )),
@@ -480,8 +482,8 @@ ERRORS = [
 ]
 
 GROUPS = {"sending": SENDING, "pulling": PULLING, "offsets": OFFSETS, "queries": QUERIES, "retry and DLQ": RETRY,
-          "delay levels": DELAY, "transactions": TRANSACTIONS, "filters": FILTERS, "orderly locks": LOCKS, "routes": ROUTES,
-          "errors": ERRORS}
+          "delay levels": DELAY, "transactions": TRANSACTIONS, "filters": FILTERS, "orderly locks": LOCKS,
+          "routes": ROUTES, "errors": ERRORS}
 #: Every scenario, in the order they run.
 SCENARIOS: list[Scenario] = [s for group in GROUPS.values() for s in group]
 
