@@ -32,7 +32,7 @@ from pymq_ref.formats.beans import SubscriptionGroupConfig, TopicConfig  # noqa:
 from broker_server_helpers import SMALL_STORE  # noqa: E402
 
 TOPICS = {"PopNormal": None, "PopChange": None, "PopRetry": None, "PopDelay": "DELAY", "PopTx": "TRANSACTION",
-          "PopRestart": None}
+          "PopRestart": None, "PopForward": None}
 SETTINGS = {**SMALL_STORE, "transactionCheckInterval": "1000", "transactionTimeOut": "1000"}
 
 
@@ -102,7 +102,7 @@ def receive_until(consumer: SimpleConsumer, want, invisible: int, deadline_s: fl
 
 @pytest.fixture(scope="module")
 def producer(up):
-    p = Producer(conf(up), ("PopNormal", "PopChange", "PopRetry", "PopDelay"))
+    p = Producer(conf(up), ("PopNormal", "PopChange", "PopRetry", "PopDelay", "PopForward"))
     p.startup()
     yield p
     p.shutdown()
@@ -287,3 +287,35 @@ def test_malformed_requests_and_vanishing_streams(up):
         for _ in range(3):  # still serving
             r = stub.QueryRoute(spb.QueryRouteRequest(topic=pb.Resource(name="PopNormal")), timeout=5)
             assert r.status.code == pb.Code.OK and len(r.message_queues) == 2
+
+
+def test_forward_to_dlq_and_query_assignment(up, producer):
+    """What a PushConsumer of the 5.x clients uses: QueryAssignment, and ForwardMessageToDeadLetterQueue."""
+    producer.send(message("PopForward", b"f0"))
+    with grpc.insecure_channel(up.up.grpc.endpoint) as channel:
+        stub = service_pb2_grpc.MessagingServiceStub(channel)
+        a = stub.QueryAssignment(spb.QueryAssignmentRequest(topic=pb.Resource(name="PopForward"),
+                                                            group=pb.Resource(name="GidForward")), timeout=5)
+        assert a.status.code == pb.Code.OK and [x.message_queue.id for x in a.assignments] == [-1]
+        req = spb.ReceiveMessageRequest(group=pb.Resource(name="GidForward"),
+                                        message_queue=pb.MessageQueue(topic=pb.Resource(name="PopForward")),
+                                        batch_size=4, invisible_duration={"seconds": 30},
+                                        long_polling_timeout={"seconds": 3})
+        msgs = []
+        end = time.monotonic() + 10
+        while not msgs and time.monotonic() < end:
+            msgs = [r.message for r in stub.ReceiveMessage(req, timeout=10) if r.HasField("message")]
+        [m] = msgs
+        fwd = stub.ForwardMessageToDeadLetterQueue(spb.ForwardMessageToDeadLetterQueueRequest(
+            group=pb.Resource(name="GidForward"), topic=pb.Resource(name="PopForward"),
+            receipt_handle=m.system_properties.receipt_handle, message_id=m.system_properties.message_id,
+            delivery_attempt=1, max_delivery_attempts=17), timeout=5)
+        assert fwd.status.code == pb.Code.OK
+
+    def dlq():
+        got = up.broker.store.get_message("x", "%DLQ%GidForward", 0, 0, 8)
+        return [r.body for r in got.records()]
+    end = time.monotonic() + 10
+    while time.monotonic() < end and not up.call(dlq):
+        time.sleep(0.05)
+    assert up.call(dlq) == [b"f0"]
