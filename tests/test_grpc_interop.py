@@ -319,3 +319,37 @@ def test_forward_to_dlq_and_query_assignment(up, producer):
     while time.monotonic() < end and not up.call(dlq):
         time.sleep(0.05)
     assert up.call(dlq) == [b"f0"]
+
+
+def test_too_many_open_streams_are_refused_not_queued(up):
+    """Each open stream holds a worker thread: past the limit a call is refused (RESOURCE_EXHAUSTED)
+    at once; once the streams are gone the endpoint serves again."""
+    from pymq_ref.broker.grpc import GrpcServer
+    [port] = free_ports(1)
+    server = GrpcServer(up.broker, f"127.0.0.1:{port}", up.up.grpc.config, max_workers=4, max_concurrent_rpcs=2,
+                        runner=lambda fn: up.call(fn)).start()
+    try:
+        with grpc.insecure_channel(server.endpoint) as channel:
+            stub = service_pb2_grpc.MessagingServiceStub(channel)
+            hold = spb.ReceiveMessageRequest(group=pb.Resource(name="GidHold"),
+                                             message_queue=pb.MessageQueue(topic=pb.Resource(name="PopRestart")),
+                                             batch_size=1, invisible_duration={"seconds": 5},
+                                             long_polling_timeout={"seconds": 20})
+            streams = [stub.ReceiveMessage(hold, timeout=30) for _ in range(2)]
+            time.sleep(0.5)
+            with pytest.raises(grpc.RpcError) as e:
+                stub.QueryRoute(spb.QueryRouteRequest(topic=pb.Resource(name="PopNormal")), timeout=5)
+            assert e.value.code() is grpc.StatusCode.RESOURCE_EXHAUSTED
+            for s in streams:
+                s.cancel()
+            end = time.monotonic() + 10
+            while True:
+                try:
+                    r = stub.QueryRoute(spb.QueryRouteRequest(topic=pb.Resource(name="PopNormal")), timeout=5)
+                    break
+                except grpc.RpcError as err:  # the cancelled long polls notice within 0.5 s
+                    assert err.code() is grpc.StatusCode.RESOURCE_EXHAUSTED and time.monotonic() < end
+                    time.sleep(0.1)
+            assert r.status.code == pb.Code.OK
+    finally:
+        server.stop()
