@@ -5,7 +5,7 @@ receive and ack, malformed requests and vanishing streams.
 
 Real sockets on 127.0.0.1 (ports from ``$PYMQ_PORT_RANGE`` when set). The gRPC endpoint accepts
 invisible times from 1 s (``minInvisibleTimeMillsForRecv``; 10 s by default) so that retries come
-back within seconds. Waits are polls with a generous deadline, never timed assertions.
+back within seconds, and long polls shorter than 5 s (``grpcClientConsumerMinLongPollingTimeoutMillis``). Waits are polls with a generous deadline, never timed assertions.
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ def free_ports(n: int) -> list[int]:
 
 def start_up(store: str, ports: list[int]) -> UpServer:
     ns, broker, grpc_port = ports  # the broker binds broker (VIP), broker + 2 (listen) and broker + 3 (HA)
-    config = GrpcConfig(min_invisible_time_ms_for_recv=1000,
+    config = GrpcConfig(min_invisible_time_ms_for_recv=1000, min_long_polling_ms=0,
                         topic_message_types={t: k for t, k in TOPICS.items() if k})
     up = UpServer(store, namesrv_port=ns, broker_port=broker + 2, settings=SETTINGS,
                   grpc=f"127.0.0.1:{grpc_port}", grpc_config=config).start()
