@@ -173,3 +173,39 @@ _PORT = re.compile(r"(127\.0\.0\.1|localhost)[:@](\d+)")
 def mask_ports(text: str) -> str:
     """Addresses with their port replaced by ``<port>`` (ports differ between runs)."""
     return _PORT.sub(lambda m: f"{m.group(1)}:<port>", text)
+
+
+def _answer_text(cmd: RemotingCommand | None) -> str:
+    return "-" if cmd is None else cmd.code_name
+
+
+def exchange_table(exchanges: list[Exchange], *, start: int | None = None) -> str:
+    """One line per replayed request: what it was, what the recorded server answered, what ours did.
+    ``seq`` is renumbered from 1 in recorded order (or from ``start``)."""
+    lines = [f"{'#':>3}  {'request':28} {'recorded answer':24} {'answer now'}"]
+    for n, ex in enumerate(exchanges, start or 1):
+        if ex.skipped:
+            now = "(not replayed: long poll)"
+        elif ex.request.is_oneway:
+            now = "(oneway: no answer)"
+        elif ex.error:
+            now = "error: " + ex.error.split(":")[0]
+        else:
+            now = _answer_text(ex.ours)
+        recorded = "(oneway)" if ex.request.is_oneway else _answer_text(ex.recorded)
+        lines.append(f"{n:>3}  {ex.request.code_name:28} {recorded:24} {now}")
+    return "\n".join(lines)
+
+
+def frame_view(record_or_frame, title: str | None = None, request_code: int | None = None, **options):
+    """The hex view of a recorded frame (a capture record or bytes), its meaning column filled by
+    :mod:`pymq_ref.remoting.explain`. ``options`` go to :func:`pymq_ref.viz.hexview`."""
+    import dataclasses
+
+    from pymq_ref.viz import hexview
+
+    from .explain import frame_meaning
+    data = bytes.fromhex(record_or_frame["frame_hex"]) if isinstance(record_or_frame, dict) else bytes(record_or_frame)
+    decoded = decode(data, with_spans=True)
+    view = hexview(data, decoded.spans, title=title, **options)
+    return dataclasses.replace(view, meaning=frame_meaning(decoded.command, request_code))

@@ -22,13 +22,18 @@ public class ChapterFrames {
         ns = args[0];
         topic = args[2];
         boolean ok;
-        switch (args[1]) {
-            case "tour": ok = tour(); break;
-            case "delay": ok = delay(); break;
-            case "retry": ok = retry(); break;
-            case "transaction": ok = transaction(); break;
-            case "filter": ok = filter(); break;
-            default: System.out.println("unknown scenario " + args[1]); ok = false;
+        try {
+            switch (args[1]) {
+                case "tour": ok = tour(); break;
+                case "delay": ok = delay(); break;
+                case "retry": ok = retry(); break;
+                case "transaction": ok = transaction(); break;
+                case "filter": ok = filter(); break;
+                default: System.out.println("unknown scenario " + args[1]); ok = false;
+            }
+        } catch (Exception e) { // the client's threads would keep the JVM alive: report and exit
+            System.out.println("FAILED " + e);
+            ok = false;
         }
         System.out.println("DONE ok=" + ok);
         System.out.flush();
