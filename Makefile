@@ -45,6 +45,7 @@ book: setup ## build the book from scratch, executing every notebook (warnings a
 .PHONY: build-book
 build-book:
 	@$(PY) tools/check_toc.py
+	@$(PY) tools/reference.py
 	@echo "[book] jupyter-book build --all (executes every notebook) ..."
 	@start=$$(date +%s); \
 	  rm -rf $(BOOK_HTML); \

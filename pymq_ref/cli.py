@@ -75,9 +75,15 @@ def build_parser() -> argparse.ArgumentParser:
     from .broker.server.cli import add_broker_subcommands
 
     add_broker_subcommands(commands)
+    from .oracle.conformance.cli import add_conformance_subcommand
+
+    add_conformance_subcommand(commands)
     from .spark.cli import add_spark_subcommand  # imports pyspark only when a spark command runs
 
     add_spark_subcommand(commands)
+    from .client.cli import add_client_subcommands
+
+    add_client_subcommands(commands)
     return parser
 
 

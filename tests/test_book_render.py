@@ -12,7 +12,10 @@ system chromium, never a downloaded one), and checks:
     created at runtime by the vendored @jupyter-widgets/html-manager (``.jupyter-widgets``
     elements with a non-zero size), and at least one such page exists;
   * no page raised a JavaScript error, and no request left 127.0.0.1 (non-local requests
-    are aborted and reported).
+    are aborted and reported);
+  * no page is wider than the viewport: the page never scrolls sideways, the article's content
+    fits the article, and every notebook cell and hex-view field table ends within it (what
+    cannot wrap scrolls inside its own box; book/_theme/pymq-book.css).
 
 A screenshot of each checked page is saved under _build/screenshots/ for humans.
 
@@ -236,3 +239,43 @@ def test_widgets_are_rendered_by_the_vendored_manager(site, browser_context):
         page.screenshot()
         page.screenshot(widgets.first, "widget")
         assert not page.errors, f"{path}: JavaScript errors: {page.errors}"
+
+
+#: JavaScript: what sticks out of the viewport or the article column (empty list = fine).
+_WIDTH_PROBLEMS = """() => {
+    const vw = document.documentElement.clientWidth;
+    const out = [];
+    const doc = document.documentElement.scrollWidth;
+    if (doc > vw + 1) out.push(`the page scrolls sideways: ${doc}px wide in a ${vw}px viewport`);
+    const article = document.querySelector('article.bd-article') || document.querySelector('article');
+    if (!article) return out;
+    const a = article.getBoundingClientRect();
+    if (a.right > vw + 1) out.push(`the article ends at ${Math.round(a.right)}px, past the viewport (${vw}px)`);
+    if (article.scrollWidth > article.clientWidth + 1)
+        out.push(`the article's content is ${article.scrollWidth}px wide in a ${article.clientWidth}px article`);
+    const check = (selector, what) => {
+        document.querySelectorAll(selector).forEach((el, i) => {
+            const r = el.getBoundingClientRect();
+            if (r.width > 0 && r.right > a.right + 1)
+                out.push(`${what} #${i} ends at ${Math.round(r.right)}px, past the article (${Math.round(a.right)}px)`);
+        });
+    };
+    check('div.cell', 'notebook cell');
+    check('table.pymq-fields', 'field table');
+    check('article table', 'table');
+    return out;
+}"""
+
+
+def test_no_page_is_wider_than_the_viewport(site, browser_context):
+    problems = {}
+    for path in _pages():
+        page = Page(browser_context, site, path)
+        page.page.wait_for_load_state("networkidle")
+        found = page.page.evaluate(_WIDTH_PROBLEMS)
+        if found:
+            page.screenshot()
+            problems[path] = found
+        page.page.close()
+    assert not problems, "pages wider than the viewport (screenshots in _build/screenshots/):\n" + "\n".join(
+        f"{path}: {p}" for path, found in problems.items() for p in found)

@@ -108,7 +108,8 @@ def test_up_serves_a_producer_and_a_consumer_over_the_wire(tmp_path):
                     RequestCode.GET_CONSUMER_LIST_BY_GROUP, H.GetConsumerListByGroupRequestHeader(consumer_group="CG")))
                 assert (lst.code, lst.remark) == (1, "no consumer for this group, CG")
                 gone = await c.invoke(up.broker_addr, pull("CG", "T1", 1, 0, sys_flag=0))
-                assert (gone.code, gone.remark) == (24, "the consumer's group info not exist")
+                assert (gone.code, gone.remark) == (24, "the consumer's group info not exist"
+                                                  "\nSee http://rocketmq.apache.org/docs/faq/ for further details.")
 
                 unknown = await c.invoke(up.broker_addr, RemotingCommand.request(9999 % 32768))
                 assert (unknown.code, unknown.remark) == (3, f" request type {9999} not supported")
@@ -195,3 +196,21 @@ def test_pymq_up_prints_where_everything_is_and_stops_on_sigterm(tmp_path):
     assert proc.returncode == 0, err
     assert "name server and broker stopped" in err
     assert not (store / "abort").exists()
+
+
+def test_sync_flush_sends_share_group_commits_over_the_wire(tmp_path):
+    async def main():
+        settings = dict(SMALL_STORE, flushDiskType="SYNC_FLUSH")
+        async with run_up(str(tmp_path / "store"), namesrv_port=0, broker_port=0, settings=settings) as up:
+            c = RecordingClient()
+            try:
+                answers = await asyncio.gather(*(c.invoke(up.broker_addr, send_v2("TS", b"%d" % i, queue_id=0))
+                                                 for i in range(64)))
+                assert [a.code for a in answers] == [0] * 64
+                assert sorted(int(a.ext()["queueOffset"]) for a in answers) == list(range(64))
+                store = up.broker.broker.store
+                assert store.commit_log.queue.flushed_where >= store.commit_log.max_offset  # acknowledged = on disk
+                assert store.group_commit.rounds < 64  # pipelined sends shared flushes
+            finally:
+                await c.close()
+    asyncio.run(main())

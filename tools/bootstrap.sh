@@ -83,6 +83,14 @@ if [ "$want_hash" != "$have_hash" ]; then
   t0=$(date +%s)
   "$VENV/bin/python" -m pip install -q --upgrade pip
   "$VENV/bin/python" -m pip install -q -r requirements.txt
+  # rocketmq==0.4.4 (the C++ 4.x client) and rocketmq-python-client (the 5.x gRPC client) both
+  # ship rocketmq/__init__.py; the 5.x one must be the one on disk (its __init__ imports rocketmq.v5,
+  # and rocketmq.client of the C++ client works under it; the reverse breaks the 5.x client)
+  if grep -q '^rocketmq-python-client==' requirements.txt &&
+     ! "$VENV/bin/python" -c 'from rocketmq import SimpleConsumer' 2>/dev/null; then
+    "$VENV/bin/python" -m pip install -q --no-deps --force-reinstall \
+      "$(grep '^rocketmq-python-client==' requirements.txt | cut -d' ' -f1)"
+  fi
   "$VENV/bin/python" -m pip install -q --no-deps -e .
   echo "$want_hash" > "$STAMP"
   say "Python dependencies installed in $(( $(date +%s) - t0 )) s"

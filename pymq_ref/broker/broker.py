@@ -49,6 +49,8 @@ from pymq_ref.store.store_config import BrokerRole, MessageStoreConfig
 from .config import BrokerConfig
 from .offsets import ConsumerOffsetManager
 from .pull import PullMessageProcessor, PullMessageRequest, PullResult, SubscriptionData, SubscriptionTable
+from .rebalance_lock import RebalanceLockManager
+from .reply import ReplyMessage, ReplyMessageProcessor
 from .response import BrokerStateError, QueryNotFoundError, ResponseCode
 from .retry import ConsumerSendMsgBackProcessor, ConsumerSendMsgBackRequest, SendBackResult
 from .scheduler import ManualScheduler, Scheduler, Timer
@@ -83,7 +85,7 @@ class Broker:
                  store_config: MessageStoreConfig | None = None,
                  check_transaction_state: TransactionChecker | None = None, store_threads: bool = False,
                  schedule_service: bool = True, timer_config: TimerConfig | None = None,
-                 store_retention: RetentionOptions | None = None):
+                 store_retention: RetentionOptions | None = None, pop_config=None):
         self.store_dir = os.fspath(store_dir)
         self.config = config or BrokerConfig()
         self.scheduler = scheduler or ManualScheduler()
@@ -107,6 +109,7 @@ class Broker:
         self.timer_config = timer_config
         self.timer_store: TimerMessageStore | None = None
         self._timers: list[Timer] = []
+        self.pop_config = pop_config  # 5.x POP settings (pymq_ref.broker.pop.PopConfig), None = defaults
 
     # -- lifecycle --------------------------------------------------------------------------
     def start(self) -> "Broker":
@@ -133,6 +136,9 @@ class Broker:
         self.sender = SendMessageProcessor(c, self.clock, self.topics, self.subscriptions, self.putter.put,
                                            self.putter.put_batch, self.transactions.prepare_message, self.rng,
                                            self.store.disk_util)
+        self.reply = ReplyMessageProcessor(self.sender, self.putter)
+        self.rebalance_locks = RebalanceLockManager()
+        self.sender.max_message_size = self.store_config.max_message_size
         self.send_back = ConsumerSendMsgBackProcessor(c, self.clock, self.store, self.putter, self.topics,
                                                       self.subscriptions, self.sender)
         self.subscription_table = SubscriptionTable()
@@ -146,6 +152,9 @@ class Broker:
         self.transactions.rebuild_resolved()
         if self.store_config.broker_role is not BrokerRole.SLAVE and c.long_polling_enable:
             self.store.message_arriving_listener = self.hold_service.on_message_arriving
+        from .pop import PopReviveService, PopService  # 5.x POP (pop/ imports this module's neighbours)
+        self.pop = PopService(self, self.pop_config)  # inactive until the first POP request (or a revive topic)
+        self.pop_revive = PopReviveService(self.pop)
         self.hold_service.start()
         self._schedule_offset_persist(self.clock.now_ms() + 10_000)
         if self.store_config.broker_role is not BrokerRole.SLAVE:
@@ -155,6 +164,8 @@ class Broker:
                 self.timer_store.start()
             self.check_service.start()
         self.state = "running"
+        if self.topics.select_topic_config(self.pop.revive_topic) is not None:
+            self.pop.activate()  # POP was used before this start: revive what is pending
         return self
 
     def _schedule_offset_persist(self, due: int) -> None:
@@ -177,6 +188,7 @@ class Broker:
             t.cancel()
         self.hold_service.shutdown()
         self.check_service.shutdown()
+        self.pop_revive.shutdown()
         if self.schedule_service is not None:
             self.schedule_service.shutdown()
         if self.timer_store is not None:
@@ -215,6 +227,18 @@ class Broker:
         """SEND_BATCH_MESSAGE: ``body`` is a batch body (:func:`pymq_ref.formats.batch.encode_batch`)."""
         self._running()
         return self.sender.send_batch(request or SendMessageRequest(batch=True, **fields))
+
+    async def send_message_async(self, request: SendMessageRequest) -> SendResult:
+        """:meth:`send_message` (or :meth:`send_batch` for a batch request) for a caller on an asyncio
+        loop: the same checks and record; under SYNC_FLUSH the put waits for the group commit without
+        blocking the loop, so concurrent sends share a flush. Half messages take the plain path."""
+        self._running()
+        if request.batch:
+            batch, queue_id, uniq = self.sender.build_batch(request)
+            return self.sender.batch_result(request, queue_id, uniq, await self.putter.put_batch_async(batch))
+        record, queue_id, half = self.sender.build_message(request)
+        put = self.transactions.prepare_message(record) if half else await self.putter.put_async(record)
+        return self.sender.send_result(record, queue_id, put)
 
     # -- PULL_MESSAGE ------------------------------------------------------------------------
     def pull_message(self, request: PullMessageRequest | None = None, /,
@@ -266,6 +290,27 @@ class Broker:
         self._running()
         return self.store.get_message_store_timestamp(topic, queue_id, self.store.get_min_offset_in_queue(topic, queue_id))
 
+    # -- LOCK_BATCH_MQ / UNLOCK_BATCH_MQ ----------------------------------------------------------
+    def lock_batch_mq(self, group: str, mqs, client_id: str) -> list:
+        """The queues of ``mqs`` now locked by ``client_id`` (orderly consumption; see :mod:`.rebalance_lock`)."""
+        self._running()
+        return self.rebalance_locks.try_lock_batch(group, mqs, client_id, self.clock.now_ms())
+
+    def unlock_batch_mq(self, group: str, mqs, client_id: str) -> None:
+        self._running()
+        self.rebalance_locks.unlock_batch(group, mqs, client_id)
+
+    # -- SEND_REPLY_MESSAGE ------------------------------------------------------------------------
+    def build_reply_message(self, request: SendMessageRequest) -> ReplyMessage:
+        """Check a reply like a send and build its record (the caller pushes it to the requester)."""
+        self._running()
+        return self.reply.build_reply(request)
+
+    def store_reply_message(self, reply: ReplyMessage):
+        """Store a built reply (``storeReplyMessageEnable``); returns the :class:`~.store_put.Put`."""
+        self._running()
+        return self.reply.store_reply(reply)
+
     # -- CONSUMER_SEND_MSG_BACK -----------------------------------------------------------------
     def consumer_send_msg_back(self, request: ConsumerSendMsgBackRequest | None = None, /, **fields) -> SendBackResult:
         self._running()
@@ -298,3 +343,27 @@ class Broker:
         """Run one transaction check round immediately (what the periodic service does)."""
         self._running()
         return self.check_service.run_once()
+
+    # -- 5.x POP: POP_MESSAGE / ACK_MESSAGE / CHANGE_MESSAGE_INVISIBLETIME (pymq_ref.broker.pop) ----
+    @staticmethod
+    def _pop_request(cls, args, fields):
+        return args[0] if len(args) == 1 and isinstance(args[0], cls) and not fields else cls(*args, **fields)
+
+    def pop_message(self, *args, **fields):
+        """One POP round: :class:`~pymq_ref.broker.pop.PopResult` (no waiting; see the gRPC layer for polling).
+        Arguments: a :class:`~pymq_ref.broker.pop.PopRequest` or its fields."""
+        from .pop import PopRequest
+        self._running()
+        return self.pop.pop(self._pop_request(PopRequest, args, fields))
+
+    def ack_message(self, *args, **fields) -> None:
+        """An :class:`~pymq_ref.broker.pop.AckRequest` (or its fields: group, real topic, queue, offset, extra info)."""
+        from .pop import AckRequest
+        self._running()
+        self.pop.ack(self._pop_request(AckRequest, args, fields))
+
+    def change_invisible_time(self, *args, **fields):
+        """A :class:`~pymq_ref.broker.pop.ChangeInvisibleTimeRequest` (or its fields); the new extra info."""
+        from .pop import ChangeInvisibleTimeRequest
+        self._running()
+        return self.pop.change_invisible_time(self._pop_request(ChangeInvisibleTimeRequest, args, fields))

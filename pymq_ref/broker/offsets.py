@@ -55,6 +55,19 @@ class ConsumerOffsetManager:
             return {k.split(TOPIC_GROUP_SEPARATOR)[0] for k in self.offset_table
                     if k.count(TOPIC_GROUP_SEPARATOR) == 1 and k.split(TOPIC_GROUP_SEPARATOR)[1] == group}
 
+    def which_group_by_topic(self, topic: str) -> set[str]:
+        """The groups with a committed offset on ``topic`` (``whichGroupByTopic``)."""
+        with self._lock:
+            return {k.split(TOPIC_GROUP_SEPARATOR)[1] for k in self.offset_table
+                    if k.count(TOPIC_GROUP_SEPARATOR) == 1 and k.split(TOPIC_GROUP_SEPARATOR)[0] == topic}
+
+    def remove_offset(self, group: str) -> None:
+        """Forget every offset of ``group`` (``removeOffset``, DELETE_SUBSCRIPTIONGROUP with removeOffset)."""
+        with self._lock:
+            for key in [k for k in self.offset_table
+                        if k.count(TOPIC_GROUP_SEPARATOR) == 1 and k.split(TOPIC_GROUP_SEPARATOR)[1] == group]:
+                del self.offset_table[key]
+
     def encode_table(self) -> dict[str, dict[int, int]]:
         """The table in ``ConcurrentHashMap`` order (512 outer, 32 per queue map), as fastjson writes it."""
         with self._lock:

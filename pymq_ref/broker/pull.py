@@ -17,6 +17,7 @@ Must not hold threads or sockets: a held pull is answered through its callback.
 from __future__ import annotations
 
 import enum
+import logging
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -56,6 +57,12 @@ def build_sys_flag(commit_offset: bool = False, suspend: bool = True, subscripti
     """``PullSysFlag.buildSysFlag``."""
     return ((FLAG_COMMIT_OFFSET if commit_offset else 0) | (FLAG_SUSPEND if suspend else 0)
             | (FLAG_SUBSCRIPTION if subscription else 0) | (FLAG_CLASS_FILTER if class_filter else 0))
+
+
+log = logging.getLogger("pymq_ref.broker.pull")
+
+#: ``FAQUrl.suggestTodo(...)``: the tip 4.9.4 appends to several refusals
+FAQ_TIP = "\nSee http://rocketmq.apache.org/docs/faq/ for further details."
 
 
 class PullStatus(enum.Enum):
@@ -176,7 +183,8 @@ class PullMessageProcessor:
         self._compiled_filters: dict = {}  # SQL92 text -> compiled expression (None: does not compile)
 
     # -- filter ---------------------------------------------------------------------------------
-    def build_message_filter(self, topic: str, expression: str | None, expression_type: str | None):
+    def build_message_filter(self, topic: str, expression: str | None, expression_type: str | None,
+                             pulled_with_subscription: bool = False):
         """``ExpressionMessageFilter``, or with ``filterSupportRetry`` ``ExpressionForRetryMessageFilter``:
         a pull of ``%RETRY%<group>`` then applies the group's SQL92 filter of each message's
         original topic (``RETRY_TOPIC``), as registered by the heartbeat (:meth:`consumer_filter`)."""
@@ -190,7 +198,14 @@ class PullMessageProcessor:
                 raise ValueError(f"expression type {expression_type} needs the filter module")
             return TagFilter(expression)
         except (FilterError, ValueError) as e:
-            raise SubscriptionParseFailedError(f"parse the consumer's subscription failed: {e}") from None
+            if (expression_type or "TAG") == "SQL92" and pulled_with_subscription:
+                # 4.9.4: ConsumerFilterManager.build logs the error and returns null, the assert
+                # after it is off in production, and a filter without data matches every message
+                log.warning("SQL92 subscription %r does not compile (%s): every message matches, as in 4.9.4",
+                            expression, e)
+                return TagFilter("*")
+            log.info("parse the consumer's subscription %r failed: %s", expression, e)
+            raise SubscriptionParseFailedError("parse the consumer's subscription failed") from None
 
     def consumer_filter(self, topic: str, group: str):
         """``ConsumerFilterManager.get(topic, group)``: the compiled SQL92 expression of the group's
@@ -222,7 +237,7 @@ class PullMessageProcessor:
             raise NoPermissionError(f"the broker[{c.broker_ip1}] pulling message is forbidden")
         sgc = self.subscriptions.find_subscription_group_config(req.consumer_group)
         if sgc is None:
-            raise SubscriptionGroupNotExistError(f"subscription group [{req.consumer_group}] does not exist")
+            raise SubscriptionGroupNotExistError(f"subscription group [{req.consumer_group}] does not exist, {FAQ_TIP}")
         if not sgc.consume_enable:
             raise NoPermissionError(f"subscription group no permission, {req.consumer_group}")
         has_suspend = bool(req.sys_flag & FLAG_SUSPEND)
@@ -230,7 +245,7 @@ class PullMessageProcessor:
         suspend_timeout = req.suspend_timeout_millis if has_suspend else 0
         tc = self.topics.select_topic_config(req.topic)
         if tc is None:
-            raise TopicNotExistError(f"topic[{req.topic}] not exist, apply first please!")
+            raise TopicNotExistError(f"topic[{req.topic}] not exist, apply first please! {FAQ_TIP}")
         if not is_readable(tc.perm):
             raise NoPermissionError(f"the topic[{req.topic}] pulling message is forbidden")
         if req.queue_id < 0 or req.queue_id >= tc.read_queue_nums:
@@ -238,13 +253,13 @@ class PullMessageProcessor:
                                       f"topicConfig.readQueueNums:[{tc.read_queue_nums}] consumer:[{req.client_host}]")
         if req.sys_flag & FLAG_SUBSCRIPTION:
             expression, expression_type = req.subscription, req.expression_type or "TAG"
-            message_filter = self.build_message_filter(req.topic, expression, expression_type)
+            message_filter = self.build_message_filter(req.topic, expression, expression_type, True)
         else:
             if not self.subscription_table.has_group(req.consumer_group):
-                raise SubscriptionNotExistError("the consumer's group info not exist")
+                raise SubscriptionNotExistError(f"the consumer's group info not exist{FAQ_TIP}")
             sd = self.subscription_table.find(req.consumer_group, req.topic)
             if sd is None:
-                raise SubscriptionNotExistError("the consumer's subscription not exist")
+                raise SubscriptionNotExistError(f"the consumer's subscription not exist{FAQ_TIP}")
             if sd.sub_version < req.sub_version:
                 from .response import BrokerError
                 raise BrokerError("the consumer's subscription not latest", ResponseCode.SUBSCRIPTION_NOT_LATEST)

@@ -17,6 +17,7 @@ headers into :class:`SendMessageRequest` and :class:`SendResult` / errors into r
 from __future__ import annotations
 
 import enum
+import logging
 import random
 from dataclasses import dataclass, field
 from typing import Callable, Mapping
@@ -30,7 +31,8 @@ from pymq_ref.store.commit_log import PutMessageStatus
 
 from .config import BrokerConfig
 from .constants import (AUTO_CREATE_TOPIC_KEY_TOPIC, DLQ_NUMS_PER_GROUP, PERM_READ, PERM_WRITE,
-                        RETRY_GROUP_TOPIC_PREFIX, check_send_allowed, dlq_topic, is_writeable, validate_topic)
+                        RETRY_GROUP_TOPIC_PREFIX, check_send_allowed, dlq_topic, is_writeable, perm_to_string,
+                        validate_topic)
 from .messages import broker_properties, client_properties, parse_boolean, request_properties
 from .store_put import Put
 from .response import (BrokerError, BrokerSystemError, IllegalQueueIdError, MessageIllegalResponseError,
@@ -42,6 +44,13 @@ from .topics import TopicConfigManager
 MULTI_TAGS_FLAG = 0x2
 TOPIC_SYS_FLAG_UNIT = 0x1
 TOPIC_SYS_FLAG_UNIT_SUB = 0x2
+
+
+log = logging.getLogger("pymq_ref.broker.send")
+
+#: ``handlePutMessageResult``'s remark for MESSAGE_ILLEGAL / PROPERTIES_SIZE_EXCEEDED ({} = maxMessageSize)
+MESSAGE_ILLEGAL_REMARK = ("the message is illegal, maybe msg body or properties length not matched. "
+                          "msg body length limit {}B, msg properties length limit 32KB.")
 
 
 class SendStatus(enum.Enum):
@@ -58,8 +67,8 @@ PUT_STATUS_RESPONSE: dict[PutMessageStatus, tuple[ResponseCode, str | None]] = {
     PutMessageStatus.FLUSH_SLAVE_TIMEOUT: (ResponseCode.FLUSH_SLAVE_TIMEOUT, None),
     PutMessageStatus.SLAVE_NOT_AVAILABLE: (ResponseCode.SLAVE_NOT_AVAILABLE, None),
     PutMessageStatus.CREATE_MAPEDFILE_FAILED: (ResponseCode.SYSTEM_ERROR, "create mapped file failed, server is busy or broken."),
-    PutMessageStatus.MESSAGE_ILLEGAL: (ResponseCode.MESSAGE_ILLEGAL, "the message is illegal, maybe msg body or properties length not matched."),
-    PutMessageStatus.PROPERTIES_SIZE_EXCEEDED: (ResponseCode.MESSAGE_ILLEGAL, "the message is illegal, maybe msg body or properties length not matched."),
+    PutMessageStatus.MESSAGE_ILLEGAL: (ResponseCode.MESSAGE_ILLEGAL, MESSAGE_ILLEGAL_REMARK),
+    PutMessageStatus.PROPERTIES_SIZE_EXCEEDED: (ResponseCode.MESSAGE_ILLEGAL, MESSAGE_ILLEGAL_REMARK),
     PutMessageStatus.SERVICE_NOT_AVAILABLE: (ResponseCode.SERVICE_NOT_AVAILABLE, "service not available now."),
     PutMessageStatus.OS_PAGECACHE_BUSY: (ResponseCode.SYSTEM_ERROR, "[PC_SYNCHRONIZED]broker busy, start flow control for a while"),
     PutMessageStatus.LMQ_CONSUME_QUEUE_NUM_EXCEEDED: (ResponseCode.SYSTEM_ERROR, "[LMQ_CONSUME_QUEUE_NUM_EXCEEDED]"),
@@ -76,15 +85,20 @@ SERVICE_NOT_AVAILABLE_REMARK = ("service not available now. It may be caused by 
                                 "been shut down, etc.")
 
 
-def raise_for_put(result, disk_util: Callable[[], str] | None = None) -> ResponseCode:
-    """The response code of a put; raises the matching :class:`BrokerError` for a failed one.
+def raise_for_put(result, disk_util: Callable[[], str] | None = None, max_message_size: int = 4 * 1024 * 1024) -> ResponseCode:
+    """The response code of a put; raises the matching :class:`BrokerError` for a failed one,
+    whose remark is 4.9.4's word for word (the store's own explanation is logged, not sent).
     ``disk_util`` (the store's) fills SERVICE_NOT_AVAILABLE's remark as the send path words it."""
     code, remark = PUT_STATUS_RESPONSE.get(result.status, (ResponseCode.SYSTEM_ERROR, "UNKNOWN_ERROR DEFAULT"))
     if code in _SEND_STATUS:
         return code
     if code is ResponseCode.SERVICE_NOT_AVAILABLE and disk_util is not None:
         remark = SERVICE_NOT_AVAILABLE_REMARK.format(disk_util())
-    detail = f"{remark} ({result.error})" if result.error else remark
+    if code is ResponseCode.MESSAGE_ILLEGAL:
+        remark = remark.format(max_message_size)
+    if result.error:
+        log.info("put refused (%s): %s", result.status.name, result.error)
+    detail = remark
     if code is ResponseCode.MESSAGE_ILLEGAL:
         raise MessageIllegalResponseError(detail)
     if code is ResponseCode.SERVICE_NOT_AVAILABLE:
@@ -144,8 +158,19 @@ class SendResult:
     put: Put | None = field(default=None, repr=False)
 
 
+def topic_config_text(tc) -> str:
+    """``TopicConfig.toString()`` of 4.9.4, as remarks quote it."""
+    return (f"TopicConfig [topicName={tc.topic_name}, readQueueNums={tc.read_queue_nums}, "
+            f"writeQueueNums={tc.write_queue_nums}, perm={perm_to_string(tc.perm)}, "
+            f"topicFilterType={tc.topic_filter_type}, topicSysFlag={tc.topic_sys_flag}, "
+            f"order={'true' if tc.order else 'false'}]")
+
+
 class SendMessageProcessor:
     """Turns send requests into stored records. Stateless apart from the queue-id picker."""
+
+    #: ``MessageStoreConfig.maxMessageSize`` (the broker sets its store's), quoted by MESSAGE_ILLEGAL's remark
+    max_message_size: int = 4 * 1024 * 1024
 
     def __init__(self, config: BrokerConfig, clock: Clock, topics: TopicConfigManager,
                  subscriptions: SubscriptionGroupManager, put_message: Callable[[MessageRecord], Put],
@@ -187,7 +212,8 @@ class SendMessageProcessor:
             if tc is None:
                 raise TopicNotExistError(f"topic[{req.topic}] not exist, apply first please!")
         if req.queue_id >= max(tc.write_queue_nums, tc.read_queue_nums):
-            raise IllegalQueueIdError(f"request queueId[{req.queue_id}] is illegal, {tc} Producer: {req.born_host}")
+            raise IllegalQueueIdError(f"request queueId[{req.queue_id}] is illegal, {topic_config_text(tc)} "
+                                      f"Producer: {req.born_host}")
         return tc
 
     # -- handleRetryAndDLQ -------------------------------------------------------------------
@@ -237,7 +263,11 @@ class SendMessageProcessor:
             return self.send_batch(req)
         record, queue_id, half = self.build_message(req)
         put = self.prepare_message(record) if half else self.put_message(record)
-        code = raise_for_put(put.result, self.disk_util)
+        return self.send_result(record, queue_id, put)
+
+    def send_result(self, record: MessageRecord, queue_id: int, put: Put) -> SendResult:
+        """The result of a put of :meth:`build_message`'s record (raises for a failed put)."""
+        code = raise_for_put(put.result, self.disk_util, self.max_message_size)
         ar = put.append_result
         return SendResult(_SEND_STATUS[code], code, record.properties.get(UNIQ_KEY), ar.msg_id, queue_id,
                           ar.logics_offset, self.config.region_id, self.config.trace_on,
@@ -247,8 +277,12 @@ class SendMessageProcessor:
     # -- SEND_BATCH_MESSAGE ------------------------------------------------------------------
     def send_batch(self, req: SendMessageRequest) -> SendResult:
         """``asyncSendBatchMessage``: no retry/DLQ or transaction handling; the store re-encodes
-        every entry (``SendMessageProcessor.asyncSendBatchMessage``) and refuses a batch with a delay level or a
-        transaction type."""
+        every entry (``SendMessageProcessor.asyncSendBatchMessage``) and refuses a batch with a delay level or a transaction type."""
+        batch, queue_id, uniq = self.build_batch(req)
+        return self.batch_result(req, queue_id, uniq, self.put_messages(batch))
+
+    def build_batch(self, req: SendMessageRequest) -> tuple[MessageRecord, int, list]:
+        """(the batch record to store, queue id, the entries' UNIQ_KEYs); raises for a refused batch."""
         tc = self.msg_check(req)
         queue_id = req.queue_id if req.queue_id >= 0 else self.random_queue_id(tc.write_queue_nums)
         sys_flag = req.sys_flag | (MULTI_TAGS_FLAG if tc.topic_filter_type == "MULTI_TAG" else 0)
@@ -263,8 +297,10 @@ class SendMessageProcessor:
             raise
         except Exception as e:  # a malformed batch body
             raise MessageIllegalResponseError(f"the batch body is malformed: {e}") from None
-        put = self.put_messages(batch)
-        code = raise_for_put(put.result, self.disk_util)
+        return batch, queue_id, uniq
+
+    def batch_result(self, req: SendMessageRequest, queue_id: int, uniq: list, put: Put) -> SendResult:
+        code = raise_for_put(put.result, self.disk_util, self.max_message_size)
         ar = put.append_result
         msg_id = ",".join(u for u in uniq if u) or None
         return SendResult(_SEND_STATUS[code], code, msg_id, ar.msg_id, queue_id, ar.logics_offset,

@@ -70,6 +70,13 @@ class SubscriptionGroupManager:
             self.data_version.next_version(self.clock.now_ms())
             self.persist()
 
+    def delete_subscription_group_config(self, group: str) -> None:
+        """Admin delete (DELETE_SUBSCRIPTIONGROUP): the group is forgotten and the file rewritten."""
+        with self._lock:
+            if self.subscription_group_table.pop(group, None) is not None:
+                self.data_version.next_version(self.clock.now_ms())
+                self.persist()
+
     def disable_consume(self, group: str) -> None:
         with self._lock:
             sgc = self.subscription_group_table.get(group)

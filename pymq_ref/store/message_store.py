@@ -541,6 +541,23 @@ class MessageStore:
             self.consume_queue_table.setdefault(topic, {})[queue_id] = cq
         return cq
 
+    def clean_unused_topic(self, topics: set[str]) -> list[str]:
+        """``cleanUnusedTopic``: destroy the consume queues of every topic not in ``topics`` (except
+        ``SCHEDULE_TOPIC_XXXX`` and the transaction op topic) and forget their next queue offsets,
+        so a topic created again starts at offset 0. The CommitLog keeps the messages. Returns the
+        topics cleaned."""
+        self._check_running()
+        keep = {"SCHEDULE_TOPIC_XXXX", "RMQ_SYS_TRANS_OP_HALF_TOPIC"}
+        cleaned = []
+        with self._reput_lock:
+            for topic in [t for t in self.consume_queue_table if t not in topics and t not in keep
+                          and not t.startswith("%LMQ%")]:
+                for cq in self.consume_queue_table.pop(topic).values():
+                    cq.destroy()
+                    self.commit_log.topic_queue_table.pop(f"{topic}-{cq.queue_id}", None)
+                cleaned.append(topic)
+        return cleaned
+
     def dispatch_behind_bytes(self) -> int:
         return max(0, self.commit_log.max_offset - self.reput_from_offset)
 

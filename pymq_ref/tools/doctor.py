@@ -1,6 +1,6 @@
 """``pymq doctor``: a read-only consistency check of a whole store (cf. Kafka's DumpLogSegments).
 
-What is checked (the structures of the book's reference appendix, §Store layout and following), in this order:
+What is checked (the book's reference appendix, §Store layout, and the structures after it), in this order:
 
 1. **Layout** (:mod:`pymq_ref.tools.store_layout`): unknown files, segment names that are not
    20-digit offsets, segments of the wrong size, gaps between segments.

@@ -15,4 +15,15 @@ PROCESSOR_MODULES: list[str] = [
     "pymq_ref.broker.server.pull",
     "pymq_ref.broker.server.client_manage",
     "pymq_ref.broker.server.consumer_manage",
+    "pymq_ref.broker.server.send_back",
+    "pymq_ref.broker.server.transaction",
+    "pymq_ref.broker.server.lock",
+    "pymq_ref.broker.server.reply",
+    # mqadmin's processors (broker-admin)
+    "pymq_ref.broker.server.admin_topics",
+    "pymq_ref.broker.server.admin_broker",
+    "pymq_ref.broker.server.admin_groups",
+    "pymq_ref.broker.server.admin_query",
+    # 5.x POP (pop-grpc)
+    "pymq_ref.broker.server.pop",
 ]

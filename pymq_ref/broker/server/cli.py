@@ -41,6 +41,8 @@ def add_broker_subcommands(commands) -> None:
     up.add_argument("--broker-port", type=_port, default=10911, help="broker port (default 10911; 0: any free)")
     up.add_argument("-c", "--config", metavar="FILE", help="a broker.conf for the broker's other settings")
     up.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    up.add_argument("--grpc", metavar="HOST:PORT",
+                    help="also serve the 5.x gRPC endpoint (apache.rocketmq.v2) there, e.g. 127.0.0.1:8081")
     up.add_argument("-v", "--verbose", action="count", default=0, help="log lines on stderr (-vv: debug)")
     up.set_defaults(run=_run_up)
 
@@ -83,7 +85,7 @@ def _run_up(args) -> int:
 
     async def start():
         state["up"] = await start_up(args.store, namesrv_port=args.namesrv_port, broker_port=args.broker_port,
-                                     host=args.host, conf=args.config)
+                                     host=args.host, conf=args.config, grpc=args.grpc)
         return state["up"]
 
     async def stop():

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import os
 import threading
 from dataclasses import dataclass
@@ -45,6 +46,7 @@ class Up:
     namesrv: NamesrvController
     broker: BrokerController
     store_dir: str
+    grpc: object = None  # the 5.x gRPC endpoint (pymq_ref.broker.grpc.GrpcServer) with --grpc
 
     @property
     def namesrv_addr(self) -> str:
@@ -63,13 +65,18 @@ class Up:
             f"  store: {self.store_dir}  ({self.broker.settings.store.flush_disk_type.name})",
             f"  clients: -n {self.namesrv_addr}   or   export NAMESRV_ADDR={self.namesrv_addr}",
             f"  Java: producer.setNamesrvAddr(\"{self.namesrv_addr}\")   mqadmin: mqadmin clusterList -n {self.namesrv_addr}",
+        ] + ([f"  5.x gRPC endpoint (apache.rocketmq.v2.MessagingService): {self.grpc.endpoint}  "
+              f"— ClientConfiguration(\"{self.grpc.endpoint}\", ...)"] if self.grpc is not None else []) + [
             "  Ctrl-C stops both cleanly",
         ])
 
 
 async def start_up(store_dir: str | None = None, *, namesrv_port: int = 9876, broker_port: int = 10911,
                    host: str = "127.0.0.1", conf: str | None = None, conf_text: str = "",
-                   settings: dict[str, str] | None = None, register: bool = True) -> Up:
+                   settings: dict[str, str] | None = None, register: bool = True,
+                   grpc: str | None = None, grpc_config=None) -> Up:
+    """``grpc="127.0.0.1:8081"`` also serves the 5.x gRPC endpoint on the same broker (and turns the
+    5.x timer wheel on unless the settings say otherwise: 5.x's default, needed by delay messages)."""
     store_dir = os.path.abspath(store_dir or default_store_dir())
     if conf is not None:
         with open(conf, encoding="utf-8") as f:
@@ -81,16 +88,39 @@ async def start_up(store_dir: str | None = None, *, namesrv_port: int = 9876, br
         overrides = dict(settings or {})
         overrides.update(namesrvAddr=ns.address, listenPort=str(broker_port), brokerIP1=host,
                          storePathRootDir=store_dir)
-        broker = BrokerController(parse_broker_conf(conf_text, **overrides), host=host, register=register)
+        parsed = parse_broker_conf(conf_text, **overrides)
+        if grpc is not None and "timerWheelEnable" not in parsed.settings:
+            parsed.store = dataclasses.replace(parsed.store, timer_wheel_enable=True)
+        broker = BrokerController(parsed, host=host, register=register)
         await broker.start()
     except BaseException:
         await ns.stop()
         raise
-    return Up(ns, broker, store_dir)
+    up = Up(ns, broker, store_dir)
+    if grpc is not None:
+        try:
+            up.grpc = _start_grpc(broker, grpc, grpc_config, asyncio.get_running_loop())
+        except BaseException:
+            await stop_up(up)
+            raise
+    return up
+
+
+def _start_grpc(broker: BrokerController, address: str, config, loop: asyncio.AbstractEventLoop):
+    """The gRPC endpoint on grpcio's threads; every facade call it makes runs on this loop."""
+    from pymq_ref.broker.grpc import GrpcServer
+
+    def on_loop(fn):
+        async def run():
+            return fn()
+        return asyncio.run_coroutine_threadsafe(run(), loop).result()
+    return GrpcServer(broker.broker, address, config, runner=on_loop).start()
 
 
 async def stop_up(up: Up) -> None:
     try:
+        if up.grpc is not None:  # stopped off the loop: its handlers still need the loop to finish
+            await asyncio.get_running_loop().run_in_executor(None, up.grpc.stop)
         await up.broker.stop()
     finally:
         await up.namesrv.stop()

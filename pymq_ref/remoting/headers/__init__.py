@@ -19,6 +19,7 @@ from .transaction import *  # noqa: F401,F403
 
 ALL_HEADERS: dict[str, type[CommandHeader]] = {
     cls.JAVA: cls for cls in sorted(CommandHeader.__subclasses__(), key=lambda c: c.__name__)
-    if cls.__module__.startswith(__name__ + ".")}
+    if cls.__module__.startswith(__name__ + ".") and cls.__module__ != __name__ + ".pop"}
+# 5.x POP headers live in .pop (HEADERS_5X), apart from the 4.9.4 set
 
 __all__ = sorted(ALL_HEADERS) + ["ALL_HEADERS"]

@@ -1,0 +1,134 @@
+"""The conformance kit (``pymq conformance``): its pure parts, its recording of the real 4.9.4, and
+the kit judging pymq up — as it is, behind a relay that corrupts one field, and with a planted bug."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from pymq_ref.cli import main
+from pymq_ref.oracle.conformance import (FAIL, NOT_SUPPORTED, PASS, SCENARIOS, load_expected, render_html, render_json,
+                                         render_text, run_conformance, select)
+from pymq_ref.oracle.conformance.normalize import VARIES, differences, normalize
+from pymq_ref.oracle.conformance.steps import Compare, Vars
+from pymq_ref.remoting.command import RemotingCommand
+
+from conformance_helpers import KIT_SETTINGS, CorruptingRelay, plant_offset_off_by_one
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPORT = os.path.join(HERE, "data", "rocketmq-4.9.4-conformance")
+
+
+# -- pure parts --------------------------------------------------------------------------------------------
+
+def test_normalize_replaces_run_names_addresses_and_volatile_values():
+    v = Vars("abc123", "127.0.0.1:10911", "127.0.0.1:9876", "broker-a", "DefaultCluster")
+    answer = RemotingCommand.response(1, "queueId[9] is illegal, topic:[cf-abc123-bq] consumer:[/127.0.0.1:50123]",
+                                      {"msgId": "7F0000010000", "queueId": "9", "MSG_REGION": "DefaultRegion"})
+    got = normalize(answer, v, Compare())
+    assert got == {"outcome": "answer", "code": 1,
+                   "remark": "queueId[9] is illegal, topic:[cf-{run}-bq] consumer:[/{address}]",
+                   "ext": {"MSG_REGION": "DefaultRegion", "msgId": VARIES, "queueId": "9"}}
+    other = normalize(answer.with_(ext_fields={"msgId": "X", "queueId": "8", "MSG_REGION": "DefaultRegion"}), v,
+                      Compare())
+    assert [str(d) for d in differences(got, other)] == ["ext.queueId: expected '9', got '8'"]
+    assert differences(got, got) == []
+
+
+def test_every_scenario_is_recorded_from_4_9_4_and_passed_there():
+    recorded = load_expected()
+    assert "RocketMQ 4.9.4" in recorded["recorded_from"]
+    table = recorded["scenarios"]
+    assert {s.id for s in SCENARIOS} <= set(table)
+    assert all(table[s.id]["status"] == PASS for s in SCENARIOS)
+    groups = {s.group for s in SCENARIOS}
+    assert groups == {"sending", "pulling", "offsets", "retry and DLQ", "delay levels", "transactions", "filters",
+                      "orderly locks", "routes", "errors"}
+    # the kit's second pass against the real 4.9.4, compared with the recording: 100 %
+    report = json.load(open(os.path.join(REPORT, "report.json")))
+    assert report["summary"]["scenarios"] == len(SCENARIOS)
+    assert report["summary"]["passed"] == len(SCENARIOS)
+    assert "passed, 0 failed, 0 not supported" in open(os.path.join(REPORT, "report.txt")).read()
+
+
+def test_select_by_id_group_and_pattern():
+    assert [s.id for s in select("tx.*")] == ["tx.commit", "tx.rollback", "tx.check_back"]
+    assert {s.group for s in select("filters")} == {"filters"}
+    assert select(None) == SCENARIOS
+    assert select("no-such-thing") == []
+
+
+def test_cli_lists_and_refuses_an_unreachable_broker(capsys):
+    assert main(["conformance", "127.0.0.1:1", "--list", "--only", "lock.*"]) == 0
+    assert "lock.batch" in capsys.readouterr().out
+    assert main(["conformance", "127.0.0.1:1", "-q"]) == 2
+    assert "cannot connect to 127.0.0.1:1" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["conformance", "not-an-address"])
+
+
+# -- live: pymq up ----------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def up(tmp_path_factory):
+    from pymq_ref.broker.server.up import UpServer
+    with UpServer(str(tmp_path_factory.mktemp("conformance") / "store"), namesrv_port=0, broker_port=0,
+                  settings=KIT_SETTINGS) as server:
+        yield server
+
+
+#: Scenarios pymq up must pass (it passes more as its processors grow: this list only grows).
+MUST_PASS = {"send.single", "send.v1", "send.batch", "send.compressed", "send.properties", "send.queue_offsets",
+             "pull.offsets", "offsets.consumer", "offsets.heartbeat", "filter.tag", "filter.sql92",
+             "filter.sql92_tags", "namesrv.unknown_topic", "namesrv.registration", "namesrv.cluster",
+             "error.unknown_code", "error.oversized_frame", "error.bad_header"}
+
+
+def test_pymq_up_passes_the_kit(up):
+    results = run_conformance(up.broker_addr, up.namesrv_addr, skip_slow=True)
+    report = render_text(results, broker=up.broker_addr, namesrv=up.namesrv_addr, hex_views=False)
+    by_id = {r.id: r for r in results}
+    missing = sorted(i for i in MUST_PASS if by_id[i].status != PASS)
+    assert not missing, f"pymq up no longer passes {missing}:\n{report}"
+    assert all(r.status in (PASS, FAIL, NOT_SUPPORTED) for r in results)
+
+
+def test_a_corrupted_field_fails_the_right_scenario_with_marked_frames(up):
+    with CorruptingRelay(up.broker_addr, "queueOffset", lambda value: str(int(value) + 1)) as relay:
+        results = run_conformance(relay.address, None, only="send.single,send.v1,error.unknown_code")
+    by_id = {r.id: r for r in results}
+    assert by_id["error.unknown_code"].status == PASS
+    for sid in ("send.single", "send.v1"):
+        r = by_id[sid]
+        assert r.status == FAIL and r.reason == "differs from 4.9.4 at: send"
+        (step,) = [s for s in r.steps if not s.ok]
+        assert [str(d) for d in step.differences] == ["ext.queueOffset: expected '0', got '1'"]
+    text = render_text(results)
+    assert "<<< differs: ext.queueOffset" in text
+    assert text.count("extFields.queueOffset") >= 4  # both frames' hex views and field tables name it
+    html = render_html(results, broker=relay.address)
+    assert html.startswith("<!DOCTYPE html>") and "&lt;&lt;&lt; differs: ext.queueOffset" in html
+    assert "<script" not in html and "http" not in html.split("</style>")[0]
+    doc = json.loads(render_json(results))
+    assert doc["summary"] == {"scenarios": 3, "passed": 1, "failed": 2, "not_supported": 0}
+
+
+def test_a_planted_bug_in_a_processor_fails_the_offsets_scenario(tmp_path):
+    from pymq_ref.broker.server.up import UpServer
+    out = tmp_path / "report.json"
+    with UpServer(str(tmp_path / "store"), namesrv_port=0, broker_port=0, settings=KIT_SETTINGS) as broken:
+        broken.call(plant_offset_off_by_one, broken.up.broker)
+        status = main(["conformance", broken.broker_addr, "--namesrv", broken.namesrv_addr,
+                       "--only", "offsets.*,send.single", "--format", "json", "--output", str(out), "-q"])
+    assert status == 1
+    doc = json.loads(out.read_text())
+    status_of = {s["id"]: s["status"] for s in doc["scenarios"]}
+    assert status_of == {"send.single": PASS, "offsets.consumer": FAIL, "offsets.heartbeat": PASS}
+    (failed,) = [s for s in doc["scenarios"] if s["status"] == FAIL]
+    bad = {step["name"]: step for step in failed["steps"] if not step["ok"]}
+    assert set(bad) == {"query", "query again"}
+    assert bad["query"]["differences"] == [{"path": "ext.offset", "expected": "1", "actual": "0"}]
+    assert bad["query"]["failures"] == ["offset = '0', expected '1'"]
+    assert bad["query"]["expected_frame_hex"] and bad["query"]["actual_frame_hex"]
