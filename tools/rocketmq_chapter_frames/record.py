@@ -141,6 +141,7 @@ async def run_scenario(realrmq: str, scenario: str, classes: str) -> dict:
                            dict(os.environ, PYTHONPATH=ROOT)))
         for port in (NS, BROKER, PROXY):
             wait_port(port, 90)
+        await asyncio.sleep(5)  # JVMs just started: let them settle before the client's first (3 s) timeouts
         await create_topic(client, SCENARIOS[scenario])
         mirroring = asyncio.ensure_future(keep_mirroring(client))
         await asyncio.sleep(1)
