@@ -171,3 +171,12 @@ def test_values_that_vary_must_still_have_their_form(up):
     assert result.status == FAIL
     (step,) = [s for s in result.steps if not s.ok]
     assert (step.name, [str(d) for d in step.differences]) == ("send", ["ext.msgId: expected '<id>', got '<text>'"])
+
+
+def test_an_answer_that_does_not_decode_is_named(up):
+    def bad_serialize_type(frame: bytes) -> bytes:
+        return frame[:4] + b"\x05" + frame[5:]
+    with CorruptingRelay(up.broker_addr, None, bad_serialize_type) as relay:
+        (result,) = run_conformance(relay.address, None, only="error.unknown_code")
+    assert result.status == FAIL
+    assert "the broker sent a frame that does not decode: frame.serialize_type at offset 4" in result.reason
