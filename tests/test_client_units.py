@@ -13,7 +13,7 @@ from hypothesis import given, settings, strategies as st
 from pymq_ref.client import requests as R
 from pymq_ref.client.consumer.offset_store import READ_FROM_STORE, LocalFileOffsetStore
 from pymq_ref.client.consumer.process_queue import ProcessQueue
-from pymq_ref.client.errors import MQClientError
+from pymq_ref.client.errors import MQBrokerError, MQClientError
 from pymq_ref.client.instance import route_to_publish_info, route_to_subscribe_info
 from pymq_ref.client.message import Message, MessageExt, validate_message
 from pymq_ref.client.producer import java_hash_code, select_by_hash
@@ -211,3 +211,22 @@ def test_fast_send_request_equals_the_header_built_one(topic, props, batch):
     fast = R.send_message_fast(**args, body=b"body")
     assert fast.code == slow.code and fast.ext() == slow.ext()
     assert encode(fast.with_(opaque=9)) == encode(slow.with_(opaque=9))
+
+
+def test_read_send_result():
+    from pymq_ref.remoting.command import RemotingCommand
+
+    mq = MessageQueue("T", "broker-a", 1)
+    ok = RemotingCommand.response(0, ext_fields={"msgId": "7F0000010000691F0000000000000000", "queueId": "3",
+                                                 "queueOffset": "17", "MSG_REGION": "R1", "TRACE_ON": "false"})
+    r = R.read_send(ok, mq, "UNIQ", "127.0.0.1:1")
+    assert (r.send_status.value, r.msg_id, r.offset_msg_id, r.message_queue.queue_id, r.queue_offset, r.region_id,
+            r.trace_on, r.transaction_id) == ("SEND_OK", "UNIQ", "7F0000010000691F0000000000000000", 3, 17, "R1",
+                                              False, None)
+    flush = RemotingCommand.response(10, ext_fields={"msgId": "X", "queueId": "1", "queueOffset": "2",
+                                                     "transactionId": "TX"})
+    assert R.read_send(flush, mq, "U", None).send_status.value == "FLUSH_DISK_TIMEOUT"
+    assert R.read_send(flush, mq, "U", None).transaction_id == "TX"
+    with pytest.raises(MQBrokerError) as e:
+        R.read_send(RemotingCommand.response(14, "busy"), mq, "U", "a:1")
+    assert e.value.code == 14 and e.value.broker_addr == "a:1"

@@ -30,4 +30,21 @@ module                                 what
 Every producer and consumer follows ``await start()`` … ``await shutdown()``; ``shutdown`` always
 returns and leaves no task behind. A loopback cluster to run them against is
 :class:`pymq_ref.tools.cluster.LoopbackCluster`.
+
+Where this client knowingly differs from the 4.9.4 Java client (``client/src/main/java/org/apache/
+rocketmq/client/``), none of it visible in the requests it sends:
+
+* after a rebalance change the consumer heartbeats *before* it starts pulling the new queues
+  (4.9.4 races the two, so its first pulls often meet SUBSCRIPTION_NOT_LATEST and wait 3 s);
+* the latency fault strategy's fallback queue is a new ``MessageQueue`` (4.9.4 changes the one in the
+  publish list in place); the round-robin counter is one per topic, not one per sending thread;
+* the UNIQ_KEY's "class loader hash" is per producer object, its counter per producer;
+* the client IP is the address of the default route (no interface enumeration);
+* plain listeners run in a thread pool of ``consume_thread_max``; coroutine listeners on the loop;
+* orderly consumption hands a message over ``max_reconsume_times`` to CONSUMER_SEND_MSG_BACK (the
+  broker then sends it to the DLQ), re-publishing it only if that fails;
+* a message dropped for exceeding ``consume_timeout`` moves the committed offset at once (4.9.4 waits
+  for the next consumption or empty pull to do the same);
+* not implemented: namespaces, ACL signatures, message trace, CONSUME_MESSAGE_DIRECTLY,
+  RESET_CONSUMER_CLIENT_OFFSET / GET_CONSUMER_STATUS_FROM_CLIENT, the consume thread-pool adjuster.
 """

@@ -159,12 +159,21 @@ def read_send(response: RemotingCommand, mq: MessageQueue, uniq: str | None, add
     status = SEND_STATUS_BY_CODE.get(response.code)
     if status is None:
         raise MQBrokerError(response.code, response.remark, addr)
-    h = response.header(SendMessageResponseHeader)
-    ext = response.ext()
-    return SendResult(status, uniq, MessageQueue(mq.topic, mq.broker_name, h.queue_id if h.queue_id is not None
-                                                 else mq.queue_id),
-                      h.queue_offset if h.queue_offset is not None else -1, h.msg_id, h.transaction_id,
-                      ext.get(MSG_REGION) or DEFAULT_REGION, ext.get(TRACE_ON) != "false", addr)
+    ext = response.ext_fields
+    if ext is None or response.custom_header is not None:
+        ext = response.ext()
+    try:  # the common case read straight from the ext map (SendMessageResponseHeader: msgId, queueId, queueOffset)
+        queue_id = int(ext["queueId"])
+        queue_offset = int(ext["queueOffset"])
+        msg_id = ext["msgId"]
+    except (KeyError, TypeError, ValueError):
+        h = response.header(SendMessageResponseHeader)
+        queue_id = h.queue_id if h.queue_id is not None else mq.queue_id
+        queue_offset = h.queue_offset if h.queue_offset is not None else -1
+        msg_id = h.msg_id
+    return SendResult(status, uniq, MessageQueue(mq.topic, mq.broker_name, queue_id), queue_offset, msg_id,
+                      ext.get("transactionId"), ext.get(MSG_REGION) or DEFAULT_REGION, ext.get(TRACE_ON) != "false",
+                      addr)
 
 
 def end_transaction(*, group: str, tran_state_table_offset: int, commit_log_offset: int, commit_or_rollback: int,
