@@ -195,3 +195,21 @@ def test_pymq_up_prints_where_everything_is_and_stops_on_sigterm(tmp_path):
     assert proc.returncode == 0, err
     assert "name server and broker stopped" in err
     assert not (store / "abort").exists()
+
+
+def test_sync_flush_sends_share_group_commits_over_the_wire(tmp_path):
+    async def main():
+        settings = dict(SMALL_STORE, flushDiskType="SYNC_FLUSH")
+        async with run_up(str(tmp_path / "store"), namesrv_port=0, broker_port=0, settings=settings) as up:
+            c = RecordingClient()
+            try:
+                answers = await asyncio.gather(*(c.invoke(up.broker_addr, send_v2("TS", b"%d" % i, queue_id=0))
+                                                 for i in range(64)))
+                assert [a.code for a in answers] == [0] * 64
+                assert sorted(int(a.ext()["queueOffset"]) for a in answers) == list(range(64))
+                store = up.broker.broker.store
+                assert store.commit_log.queue.flushed_where >= store.commit_log.max_offset  # acknowledged = on disk
+                assert store.group_commit.rounds < 64  # pipelined sends shared flushes
+            finally:
+                await c.close()
+    asyncio.run(main())

@@ -49,6 +49,8 @@ from pymq_ref.store.store_config import BrokerRole, MessageStoreConfig
 from .config import BrokerConfig
 from .offsets import ConsumerOffsetManager
 from .pull import PullMessageProcessor, PullMessageRequest, PullResult, SubscriptionData, SubscriptionTable
+from .rebalance_lock import RebalanceLockManager
+from .reply import ReplyMessage, ReplyMessageProcessor
 from .response import BrokerStateError, QueryNotFoundError, ResponseCode
 from .retry import ConsumerSendMsgBackProcessor, ConsumerSendMsgBackRequest, SendBackResult
 from .scheduler import ManualScheduler, Scheduler, Timer
@@ -134,6 +136,8 @@ class Broker:
         self.sender = SendMessageProcessor(c, self.clock, self.topics, self.subscriptions, self.putter.put,
                                            self.putter.put_batch, self.transactions.prepare_message, self.rng,
                                            self.store.disk_util)
+        self.reply = ReplyMessageProcessor(self.sender, self.putter)
+        self.rebalance_locks = RebalanceLockManager()
         self.send_back = ConsumerSendMsgBackProcessor(c, self.clock, self.store, self.putter, self.topics,
                                                       self.subscriptions, self.sender)
         self.subscription_table = SubscriptionTable()
@@ -223,6 +227,18 @@ class Broker:
         self._running()
         return self.sender.send_batch(request or SendMessageRequest(batch=True, **fields))
 
+    async def send_message_async(self, request: SendMessageRequest) -> SendResult:
+        """:meth:`send_message` (or :meth:`send_batch` for a batch request) for a caller on an asyncio
+        loop: the same checks and record; under SYNC_FLUSH the put waits for the group commit without
+        blocking the loop, so concurrent sends share a flush. Half messages take the plain path."""
+        self._running()
+        if request.batch:
+            batch, queue_id, uniq = self.sender.build_batch(request)
+            return self.sender.batch_result(request, queue_id, uniq, await self.putter.put_batch_async(batch))
+        record, queue_id, half = self.sender.build_message(request)
+        put = self.transactions.prepare_message(record) if half else await self.putter.put_async(record)
+        return self.sender.send_result(record, queue_id, put)
+
     # -- PULL_MESSAGE ------------------------------------------------------------------------
     def pull_message(self, request: PullMessageRequest | None = None, /,
                      callback: Callable[[PullResult | Exception], None] | None = None, **fields) -> PullResult | None:
@@ -272,6 +288,27 @@ class Broker:
         """GET_EARLIEST_MSG_STORETIME: the store time of the queue's first message; -1 for none."""
         self._running()
         return self.store.get_message_store_timestamp(topic, queue_id, self.store.get_min_offset_in_queue(topic, queue_id))
+
+    # -- LOCK_BATCH_MQ / UNLOCK_BATCH_MQ ----------------------------------------------------------
+    def lock_batch_mq(self, group: str, mqs, client_id: str) -> list:
+        """The queues of ``mqs`` now locked by ``client_id`` (orderly consumption; see :mod:`.rebalance_lock`)."""
+        self._running()
+        return self.rebalance_locks.try_lock_batch(group, mqs, client_id, self.clock.now_ms())
+
+    def unlock_batch_mq(self, group: str, mqs, client_id: str) -> None:
+        self._running()
+        self.rebalance_locks.unlock_batch(group, mqs, client_id)
+
+    # -- SEND_REPLY_MESSAGE ------------------------------------------------------------------------
+    def build_reply_message(self, request: SendMessageRequest) -> ReplyMessage:
+        """Check a reply like a send and build its record (the caller pushes it to the requester)."""
+        self._running()
+        return self.reply.build_reply(request)
+
+    def store_reply_message(self, reply: ReplyMessage):
+        """Store a built reply (``storeReplyMessageEnable``); returns the :class:`~.store_put.Put`."""
+        self._running()
+        return self.reply.store_reply(reply)
 
     # -- CONSUMER_SEND_MSG_BACK -----------------------------------------------------------------
     def consumer_send_msg_back(self, request: ConsumerSendMsgBackRequest | None = None, /, **fields) -> SendBackResult:

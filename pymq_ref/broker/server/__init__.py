@@ -15,5 +15,9 @@ PROCESSOR_MODULES: list[str] = [
     "pymq_ref.broker.server.pull",
     "pymq_ref.broker.server.client_manage",
     "pymq_ref.broker.server.consumer_manage",
+    "pymq_ref.broker.server.send_back",
+    "pymq_ref.broker.server.transaction",
+    "pymq_ref.broker.server.lock",
+    "pymq_ref.broker.server.reply",
     "pymq_ref.broker.server.pop",
 ]
