@@ -269,8 +269,11 @@ def test_malformed_requests_and_vanishing_streams(up):
             group=pb.Resource(name="G"), message_queue=pb.MessageQueue(topic=pb.Resource(name="PopNormal")),
             batch_size=1), timeout=5))
         assert [x.status.code for x in recv] == [pb.Code.ILLEGAL_INVISIBLE_TIME]
-        assert stub.QueryRoute(spb.QueryRouteRequest(topic=pb.Resource(name="NoSuchTopic")),
-                               timeout=5).status.code == pb.Code.TOPIC_NOT_FOUND
+        assert stub.QueryAssignment(spb.QueryAssignmentRequest(topic=pb.Resource(name="NoSuchTopic"),
+                                                               group=pb.Resource(name="G")),
+                                    timeout=5).status.code == pb.Code.TOPIC_NOT_FOUND
+        created = stub.QueryRoute(spb.QueryRouteRequest(topic=pb.Resource(name="AutoCreated")), timeout=5)
+        assert created.status.code == pb.Code.OK and len(created.message_queues) == 4  # autoCreateTopicEnable
         # streams whose client goes away: a long poll and a telemetry stream, both cancelled
         req = spb.ReceiveMessageRequest(group=pb.Resource(name="GidGone"),
                                         message_queue=pb.MessageQueue(topic=pb.Resource(name="PopNormal")),

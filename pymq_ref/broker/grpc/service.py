@@ -80,6 +80,10 @@ class GrpcConfig:
     #: topic's ``message.type`` attribute, which 4.9.4 topics do not have: NORMAL by default, as 5.1.4.
     topic_message_types: dict = field(default_factory=dict)
     enable_topic_message_type_check: bool = True
+    #: a route asked for an unknown topic creates it from TBW102 (4 queues), as a 4.9.4 broker with
+    #: ``autoCreateTopicEnable`` does on a first send — 5.x clients ask for the route before sending.
+    #: pymq-ref's addition (a 5.x proxy answers TOPIC_NOT_FOUND); only when the broker allows it.
+    auto_create_topic: bool = True
 
 
 @dataclass
@@ -168,10 +172,18 @@ class MessagingService(service_pb2_grpc.MessagingServiceServicer):
         return tc
 
     # -- QueryRoute / QueryAssignment -----------------------------------------------------------------
+    def _route_topic_config(self, topic: str):
+        tc = self.broker.topics.select_topic_config(topic)
+        if tc is None and self.config.auto_create_topic and self.broker.config.auto_create_topic_enable:
+            tc = self.broker.topics.create_topic_in_send_message_method(topic, "TBW102", 4)
+        if tc is None:
+            raise GrpcRequestError(Code.TOPIC_NOT_FOUND, f"topic not found: {topic}")
+        return tc
+
     def QueryRoute(self, request, context):
         try:
             topic = self._validate_topic(request.topic)
-            tc = self._call(lambda: self._topic_config(topic))
+            tc = self._call(lambda: self._route_topic_config(topic))
             queues = message_queues(request.topic, tc.read_queue_nums, tc.write_queue_nums, tc.perm,
                                     self._broker_pb(), ACCEPT.get(self._topic_type(topic), ACCEPT["NORMAL"]))
             return spb.QueryRouteResponse(status=status(Code.OK), message_queues=queues)
