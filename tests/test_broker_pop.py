@@ -237,3 +237,15 @@ def test_with_the_timer_wheel_ck_and_ack_records_wait_in_the_wheel(tmp_path):
         assert [(m.record.body, m.reconsume_times) for m in back.messages] == [(b"m1", 1)]
     finally:
         b.shutdown()
+
+
+def test_batch_ack_writes_one_record_per_checkpoint(broker):
+    res = popped(broker, invisible=10_000)
+    acks = [(m.real_topic, m.queue_id, m.queue_offset, m.extra_info) for m in res.messages[:2]]
+    acks.append((TOPIC, 0, 99, res.messages[2].extra_info))  # out of the queue: refused, the rest still acked
+    outcomes = broker.pop.batch_ack(GROUP, acks)
+    assert outcomes[:2] == [None, None] and isinstance(outcomes[2], NoMessageError)
+    [(_, tag, back)] = [r for r in revive_records(broker) if r[1] != "ck"]
+    assert tag == "bAck" and back.ack_offset_list == (0, 1) and back.ack_offset == -1
+    broker.scheduler.advance(20_000)
+    assert [o for _, o in broker.pop_revive.revived] == [2]  # only the one not acked comes back

@@ -84,6 +84,8 @@ class GrpcConfig:
     #: ``autoCreateTopicEnable`` does on a first send — 5.x clients ask for the route before sending.
     #: pymq-ref's addition (a 5.x proxy answers TOPIC_NOT_FOUND); only when the broker allows it.
     auto_create_topic: bool = True
+    #: enableBatchAck: one BatchAckMsg per checkpoint for an AckMessage's entries (5.1.4 default: off)
+    enable_batch_ack: bool = False
 
 
 @dataclass
@@ -351,7 +353,22 @@ class MessagingService(service_pb2_grpc.MessagingServiceServicer):
                 raise GrpcRequestError(Code.BAD_REQUEST, "no ack entry")
         except Exception as e:  # noqa: BLE001
             return spb.AckMessageResponse(status=self._error_status(e))
+        def ack_batch():  # enableBatchAck: one bAck record per checkpoint
+            acks, out = [], []
+            for entry in request.entries:
+                try:
+                    handle = pop.parse_receipt_handle(entry.receipt_handle)
+                except pop.PopRecordError as e:
+                    out.append(e)
+                    continue
+                acks.append((handle.real_topic(topic, group), handle.queue_id, handle.queue_offset, handle))
+                out.append(None)
+            results = iter(self.broker.pop.batch_ack(group, acks))
+            return [e if e is not None else next(results) for e in out]
+
         def ack_all():  # one trip to where the facade lives for the whole batch
+            if self.config.enable_batch_ack:
+                return ack_batch()
             out = []
             for entry in request.entries:
                 try:
