@@ -53,15 +53,36 @@ def _ports(n: int) -> list[int]:
     return out
 
 
-def start(store: str):
+_BATCH_ACK_UP = """
+import asyncio, signal, sys
+from pymq_ref.broker.grpc import GrpcConfig
+from pymq_ref.broker.server.up import start_up, stop_up
+
+async def main(store, ns, broker, grpc):
+    up = await start_up(store, namesrv_port=ns, broker_port=broker, grpc=grpc,
+                        grpc_config=GrpcConfig(enable_batch_ack=True))
+    print(up.describe(), flush=True)
+    stop = asyncio.Event()
+    asyncio.get_running_loop().add_signal_handler(signal.SIGINT, stop.set)
+    await stop.wait()
+    await stop_up(up)
+
+asyncio.run(main(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]))
+"""
+
+
+def start(store: str, batch_ack: bool = False):
     """``pymq up --grpc`` in its own process (so the server and the load generator each get a core),
-    as a user starts it; returns (process, broker address, gRPC endpoint)."""
+    as a user starts it — or, with ``batch_ack``, the same through the Python API with the proxy's
+    ``enableBatchAck``; returns (process, broker address, gRPC endpoint)."""
     ns, broker, grpc_port = _ports(3)
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parent.parent))
-    proc = subprocess.Popen([sys.executable, "-m", "pymq_ref.cli", "up", "--store", store,
-                             "--namesrv-port", str(ns), "--broker-port", str(broker + 2),
-                             "--grpc", f"127.0.0.1:{grpc_port}"], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    if batch_ack:
+        argv = [sys.executable, "-c", _BATCH_ACK_UP, store, str(ns), str(broker + 2), f"127.0.0.1:{grpc_port}"]
+    else:
+        argv = [sys.executable, "-m", "pymq_ref.cli", "up", "--store", store, "--namesrv-port", str(ns),
+                "--broker-port", str(broker + 2), "--grpc", f"127.0.0.1:{grpc_port}"]
+    proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     for line in proc.stdout:
         if "gRPC endpoint" in line:
             break
@@ -236,9 +257,18 @@ def main() -> int:
                                         repeat)
         finally:
             stop(proc)
+        proc, addr, endpoint = start(os.path.join(tmp, "store2"), batch_ack=True)
+        try:
+            fill(addr, n)
+            ob, b3 = interleaved_best(lambda: grpc_consume(endpoint, f"GrpcGroup{next(rounds)}", n),
+                                      lambda: pull_consume(addr, f"PullGroup{next(rounds)}", n), repeat)
+        finally:
+            stop(proc)
     rows = [Row(f"consume {n} msgs (256 B), batches of {BATCH}", o, b, "msg/s", 0.5,
                 "ours: gRPC ReceiveMessage + AckMessage (POP: CK + an ACK record per message); baseline: remoting "
                 "PULL_MESSAGE + UPDATE_CONSUMER_OFFSET; server: pymq up --grpc in its own process"),
+            Row("the same with enableBatchAck (one bAck record per POP)", ob, b3, "msg/s", None,
+                "the 5.x proxy option (default off): an AckMessage's entries become one BatchAckMsg per checkpoint"),
             Row("the transport alone: bare grpcio, canned messages", bare, b2, "msg/s", None,
                 "ours: a grpcio server with no broker (stream of 32 canned messages + one AckMessage per batch) — "
                 "the ceiling of the gRPC path; baseline: the same pull + commit as above")]

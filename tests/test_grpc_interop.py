@@ -32,7 +32,7 @@ from pymq_ref.formats.beans import SubscriptionGroupConfig, TopicConfig  # noqa:
 from broker_server_helpers import SMALL_STORE  # noqa: E402
 
 TOPICS = {"PopNormal": None, "PopChange": None, "PopRetry": None, "PopDelay": "DELAY", "PopTx": "TRANSACTION",
-          "PopRestart": None, "PopForward": None}
+          "PopRestart": None, "PopForward": None, "PopBatch": None}
 SETTINGS = {**SMALL_STORE, "transactionCheckInterval": "1000", "transactionTimeOut": "1000"}
 
 
@@ -102,7 +102,7 @@ def receive_until(consumer: SimpleConsumer, want, invisible: int, deadline_s: fl
 
 @pytest.fixture(scope="module")
 def producer(up):
-    p = Producer(conf(up), ("PopNormal", "PopChange", "PopRetry", "PopDelay", "PopForward"))
+    p = Producer(conf(up), ("PopNormal", "PopChange", "PopRetry", "PopDelay", "PopForward", "PopBatch"))
     p.startup()
     yield p
     p.shutdown()
@@ -269,8 +269,11 @@ def test_malformed_requests_and_vanishing_streams(up):
             group=pb.Resource(name="G"), message_queue=pb.MessageQueue(topic=pb.Resource(name="PopNormal")),
             batch_size=1), timeout=5))
         assert [x.status.code for x in recv] == [pb.Code.ILLEGAL_INVISIBLE_TIME]
-        assert stub.QueryRoute(spb.QueryRouteRequest(topic=pb.Resource(name="NoSuchTopic")),
-                               timeout=5).status.code == pb.Code.TOPIC_NOT_FOUND
+        assert stub.QueryAssignment(spb.QueryAssignmentRequest(topic=pb.Resource(name="NoSuchTopic"),
+                                                               group=pb.Resource(name="G")),
+                                    timeout=5).status.code == pb.Code.TOPIC_NOT_FOUND
+        created = stub.QueryRoute(spb.QueryRouteRequest(topic=pb.Resource(name="AutoCreated")), timeout=5)
+        assert created.status.code == pb.Code.OK and len(created.message_queues) == 4  # autoCreateTopicEnable
         # streams whose client goes away: a long poll and a telemetry stream, both cancelled
         req = spb.ReceiveMessageRequest(group=pb.Resource(name="GidGone"),
                                         message_queue=pb.MessageQueue(topic=pb.Resource(name="PopNormal")),
@@ -351,5 +354,49 @@ def test_too_many_open_streams_are_refused_not_queued(up):
                     assert err.code() is grpc.StatusCode.RESOURCE_EXHAUSTED and time.monotonic() < end
                     time.sleep(0.1)
             assert r.status.code == pb.Code.OK
+    finally:
+        server.stop()
+
+
+def test_batch_ack_endpoint(up, producer):
+    """``enableBatchAck``: one AckMessage of several receipt handles becomes one bAck record."""
+    import dataclasses
+
+    from pymq_ref.broker.grpc import GrpcServer
+    for i in range(3):
+        producer.send(message("PopBatch", f"b{i}".encode()))
+    [port] = free_ports(1)
+    config = dataclasses.replace(up.up.grpc.config, enable_batch_ack=True)
+    server = GrpcServer(up.broker, f"127.0.0.1:{port}", config, runner=lambda fn: up.call(fn)).start()
+    try:
+        c = SimpleConsumer(ClientConfiguration(server.endpoint, Credentials(), request_timeout=5), "GidBatch",
+                           {"PopBatch": FilterExpression("*")}, await_duration=2)
+        c.startup()
+        try:
+            got = receive_until(c, lambda ms: len(ms) >= 3, invisible=2)
+            assert sorted(m.body for m in got) == [b"b0", b"b1", b"b2"]
+            with grpc.insecure_channel(server.endpoint) as channel:
+                stub = service_pb2_grpc.MessagingServiceStub(channel)
+                r = stub.AckMessage(spb.AckMessageRequest(
+                    group=pb.Resource(name="GidBatch"), topic=pb.Resource(name="PopBatch"),
+                    entries=[spb.AckMessageEntry(message_id=m.message_id, receipt_handle=m.receipt_handle)
+                             for m in got]), timeout=5)
+                assert r.status.code == pb.Code.OK and [e.status.code for e in r.entries] == [pb.Code.OK] * 3
+
+            def batch_acks():
+                b = up.broker
+                out = []
+                for q in range(b.pop.config.revive_queue_num):
+                    got = b.store.get_message("x", b.pop.revive_topic, q, 0, 1024)
+                    out += [r.body for r in got.records() if r.tags == "bAck" and b"PopBatch" in r.body]
+                return out
+            end = time.monotonic() + 10
+            while not up.call(batch_acks) and time.monotonic() < end:
+                time.sleep(0.05)
+            checkpoints = {tuple(m.receipt_handle.split(" ")[i] for i in (0, 1, 6)) for m in got}
+            assert len(up.call(batch_acks)) == len(checkpoints)  # one record per checkpoint, not per message
+            assert c.receive(16, 2) == [] and c.receive(16, 2) == []  # acked: none comes back
+        finally:
+            c.shutdown()
     finally:
         server.stop()

@@ -80,6 +80,12 @@ class GrpcConfig:
     #: topic's ``message.type`` attribute, which 4.9.4 topics do not have: NORMAL by default, as 5.1.4.
     topic_message_types: dict = field(default_factory=dict)
     enable_topic_message_type_check: bool = True
+    #: a route asked for an unknown topic creates it from TBW102 (4 queues), as a 4.9.4 broker with
+    #: ``autoCreateTopicEnable`` does on a first send — 5.x clients ask for the route before sending.
+    #: pymq-ref's addition (a 5.x proxy answers TOPIC_NOT_FOUND); only when the broker allows it.
+    auto_create_topic: bool = True
+    #: enableBatchAck: one BatchAckMsg per checkpoint for an AckMessage's entries (5.1.4 default: off)
+    enable_batch_ack: bool = False
 
 
 @dataclass
@@ -168,10 +174,18 @@ class MessagingService(service_pb2_grpc.MessagingServiceServicer):
         return tc
 
     # -- QueryRoute / QueryAssignment -----------------------------------------------------------------
+    def _route_topic_config(self, topic: str):
+        tc = self.broker.topics.select_topic_config(topic)
+        if tc is None and self.config.auto_create_topic and self.broker.config.auto_create_topic_enable:
+            tc = self.broker.topics.create_topic_in_send_message_method(topic, "TBW102", 4)
+        if tc is None:
+            raise GrpcRequestError(Code.TOPIC_NOT_FOUND, f"topic not found: {topic}")
+        return tc
+
     def QueryRoute(self, request, context):
         try:
             topic = self._validate_topic(request.topic)
-            tc = self._call(lambda: self._topic_config(topic))
+            tc = self._call(lambda: self._route_topic_config(topic))
             queues = message_queues(request.topic, tc.read_queue_nums, tc.write_queue_nums, tc.perm,
                                     self._broker_pb(), ACCEPT.get(self._topic_type(topic), ACCEPT["NORMAL"]))
             return spb.QueryRouteResponse(status=status(Code.OK), message_queues=queues)
@@ -339,7 +353,22 @@ class MessagingService(service_pb2_grpc.MessagingServiceServicer):
                 raise GrpcRequestError(Code.BAD_REQUEST, "no ack entry")
         except Exception as e:  # noqa: BLE001
             return spb.AckMessageResponse(status=self._error_status(e))
+        def ack_batch():  # enableBatchAck: one bAck record per checkpoint
+            acks, out = [], []
+            for entry in request.entries:
+                try:
+                    handle = pop.parse_receipt_handle(entry.receipt_handle)
+                except pop.PopRecordError as e:
+                    out.append(e)
+                    continue
+                acks.append((handle.real_topic(topic, group), handle.queue_id, handle.queue_offset, handle))
+                out.append(None)
+            results = iter(self.broker.pop.batch_ack(group, acks))
+            return [e if e is not None else next(results) for e in out]
+
         def ack_all():  # one trip to where the facade lives for the whole batch
+            if self.config.enable_batch_ack:
+                return ack_batch()
             out = []
             for entry in request.entries:
                 try:
