@@ -52,7 +52,7 @@ def test_replayed_answers_have_the_recorded_codes(tmp_path, scenario):
     up = start_up(tmp_path, TOPICS[scenario])
     try:
         conv = conversation(load_capture(DATA / f"{scenario}.jsonl"))
-        exchanges, pushed = replay_blocking(up.broker_addr, conv, timeout=5.0, wait_for_server=15.0)
+        exchanges, pushed = replay_blocking(up.broker_addr, conv, timeout=15.0, wait_for_server=30.0)
         compared = 0
         for ex in exchanges:
             if ex.skipped or ex.request.is_oneway:

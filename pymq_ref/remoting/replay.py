@@ -107,7 +107,7 @@ class _Collector:
         return None
 
 
-async def replay(address: str, conv: Conversation, *, timeout: float = 5.0, wait_for_server: float = 30.0,
+async def replay(address: str, conv: Conversation, *, timeout: float = 15.0, wait_for_server: float = 30.0,
                  awaited=AWAITED) -> tuple[list[Exchange], list[ServerRequest]]:
     """Send every exchange's request (skipped ones excepted) to ``address``; fill in ``ours``.
     Returns the exchanges and the requests the server sent to the replaying client."""
