@@ -162,3 +162,52 @@ def test_local_offset_file_round_trip(tmp_path):
     assert (tmp_path / "cid" / "G" / "offsets.json.bak").exists()
     assert '"offsetTable":{{"brokerName":"broker-a","queueId":3,"topic":"T"}:7}' in (
         tmp_path / "cid" / "G" / "offsets.json").read_text()
+
+
+@pytest.mark.parametrize("where, topic, last, expected", [
+    ("CONSUME_FROM_LAST_OFFSET", "T", 7, 7),  # the group has an offset: always that
+    ("CONSUME_FROM_LAST_OFFSET", "T", -1, 100),  # none: the queue's max offset
+    ("CONSUME_FROM_LAST_OFFSET", "%RETRY%G", -1, 0),
+    ("CONSUME_FROM_FIRST_OFFSET", "T", -1, 0),
+    ("CONSUME_FROM_TIMESTAMP", "T", -1, 42),  # the offset of consumeTimestamp
+    ("CONSUME_FROM_TIMESTAMP", "%RETRY%G", -1, 100),
+    ("CONSUME_FROM_FIRST_OFFSET", "T", -2, -1),  # the broker could not be asked: skip this round
+])
+def test_compute_pull_from_where(where, topic, last, expected):
+    from pymq_ref.client.consumer.push import DefaultMQPushConsumer, parse_consume_timestamp
+
+    c = DefaultMQPushConsumer("G", consume_from_where=where, consume_timestamp="20260101000000")
+    asked = []
+
+    class Store:
+        async def read_offset(self, mq, how):
+            return last
+
+    async def max_offset(mq):
+        return 100
+
+    async def search(mq, ts):
+        asked.append(ts)
+        return 42
+
+    c.offset_store, c._max_offset, c._search_offset = Store(), max_offset, search
+    assert asyncio.run(c.compute_pull_from_where(MessageQueue(topic, "b", 0))) == expected
+    if expected == 42:
+        assert asked == [parse_consume_timestamp("20260101000000")]
+
+
+@pytest.mark.parametrize("topic, props, batch", [
+    ("T", {"WAIT": "true", "UNIQ_KEY": "U", "TAGS": "A"}, False),
+    ("T", {"WAIT": "true"}, True),
+    ("%RETRY%G", {"RECONSUME_TIME": "3", "MAX_RECONSUME_TIMES": "16", "WAIT": "true"}, False),
+    ("DefaultCluster_REPLY_TOPIC", {"MSG_TYPE": "reply", "CORRELATION_ID": "c"}, False),
+])
+def test_fast_send_request_equals_the_header_built_one(topic, props, batch):
+    from pymq_ref.remoting.codec import encode
+
+    args = dict(group="G", topic=topic, queue_id=2, sys_flag=0x301, born_timestamp=123, flag=7, properties=props,
+                batch=batch)
+    slow = R.send_message(R.send_message_header(**args), b"body", batch=batch)
+    fast = R.send_message_fast(**args, body=b"body")
+    assert fast.code == slow.code and fast.ext() == slow.ext()
+    assert encode(fast.with_(opaque=9)) == encode(slow.with_(opaque=9))

@@ -468,3 +468,14 @@ def iter_unacked(ck: PopCheckPoint) -> Iterable[tuple[int, int]]:
     for i in range(ck.num):
         if not ck.is_acked(i):
             yield i, ck.ack_offset_by_index(i)
+
+
+def record_spans_with_body(spans, body: bytes):
+    """A revive-log record's spans (:func:`pymq_ref.formats.message.decode_record`) with its body span
+    refined into one child per JSON member — for the hex view of a CK or ACK record."""
+    out = []
+    for s in spans:
+        if s.path == "body":
+            s = dataclasses.replace(s, children=body_spans(body, base=s.offset))
+        out.append(s)
+    return tuple(out)

@@ -79,8 +79,8 @@ def main() -> int:
     broker, namesrv = f"127.0.0.1:{args.broker_port}", f"127.0.0.1:{args.namesrv_port}"
     try:
         wait_port(args.namesrv_port)
-        procs.append(start([run_sh, "broker", "-c", os.path.join(work, "broker.conf")], os.path.join(work, "broker.log"),
-                           env))
+        procs.append(start([run_sh, "broker", "-c", os.path.join(work, "broker.conf")],
+                           os.path.join(work, "broker.log"), env))
         wait_port(args.broker_port)
         asyncio.run(asyncio.sleep(3))  # the first registration with the name server
         scenarios = select(args.only)

@@ -71,7 +71,9 @@ class GrpcConfig:
     max_invisible_time_ms: int = 12 * 3600 * 1000    # maxInvisibleTimeMills
     default_invisible_time_ms: int = 60_000          # defaultInvisibleTimeMills (auto_renew)
     max_batch: int = 32
-    long_polling_reserve_ms: int = 1_000             # kept back from the client's deadline
+    min_long_polling_ms: int = 5_000                 # grpcClientConsumerMinLongPollingTimeoutMillis
+    max_long_polling_ms: int = 20_000                # grpcClientConsumerMaxLongPollingTimeoutMillis
+    request_timeout_ms: int = 3_000                  # the client's request timeout when it sent none
     grpc_producer_max_attempts: int = 3              # grpcClientProducerMaxAttempts
     max_message_size: int = 4 * 1024 * 1024
     #: topic → TopicMessageType name (NORMAL, FIFO, DELAY, TRANSACTION, MIXED); 5.x keeps it in the
@@ -270,12 +272,21 @@ class MessagingService(service_pb2_grpc.MessagingServiceServicer):
                                            f"{c.max_invisible_time_ms}]: {invisible}")
             batch = request.batch_size
             if not 0 < batch <= c.max_batch:
-                raise GrpcRequestError(Code.ILLEGAL_POLLING_TIME if batch > c.max_batch else Code.BAD_REQUEST,
-                                       f"batch size {batch} is out of range [1, {c.max_batch}]")
-            polling = request.long_polling_timeout.ToMilliseconds() if request.HasField("long_polling_timeout") else 0
+                raise GrpcRequestError(Code.BAD_REQUEST, f"batch size {batch} is out of range [1, {c.max_batch}]")
+            # ReceiveMessageActivity: the polling time, clamped, and never past the client's deadline
             remaining = context.time_remaining()
-            if remaining is not None:
-                polling = max(0, min(polling, int(remaining * 1000) - c.long_polling_reserve_ms))
+            remaining_ms = int(remaining * 1000) if remaining is not None else 1 << 62
+            if request.HasField("long_polling_timeout"):
+                polling = request.long_polling_timeout.ToMilliseconds()
+            else:
+                polling = remaining_ms - c.request_timeout_ms // 2
+            polling = min(max(polling, c.min_long_polling_ms), c.max_long_polling_ms)
+            if polling > remaining_ms:
+                if remaining_ms < c.min_long_polling_ms:
+                    raise GrpcRequestError(Code.ILLEGAL_POLLING_TIME, "The deadline time remaining is not enough "
+                                                                      "for polling, please check network condition")
+                polling = remaining_ms
+            polling = max(0, min(polling, remaining_ms - 200))  # answer just before the deadline, not after
             expr = request.filter_expression
             exp_type = "SQL92" if expr.type == pb.FilterType.SQL else "TAG"
             exp = expr.expression or "*"
