@@ -80,13 +80,15 @@ class FrameTap:
     def __init__(self):
         self.buffer = bytearray()
         self.frames: dict[tuple[bool, int], bytes] = {}
+        self.error: str | None = None  # why a frame the peer sent does not decode (the connection then closes)
 
     def feed(self, data: bytes) -> None:
         self.buffer += data
         while True:
             try:
                 length = frame_length(self.buffer, 0, max_frame_length=1 << 30)
-            except Exception:  # noqa: BLE001 — the connection itself reports bad frames
+            except Exception as e:  # noqa: BLE001 — the connection itself closes on bad frames
+                self.error = f"{e} (bytes {bytes(self.buffer[:16]).hex()}...)"
                 self.buffer.clear()
                 return
             if length is None or len(self.buffer) < length:
@@ -95,7 +97,8 @@ class FrameTap:
             del self.buffer[:length]
             try:
                 cmd = decode(frame).command
-            except Exception:  # noqa: BLE001
+            except Exception as e:  # noqa: BLE001
+                self.error = f"{e} (frame {frame[:24].hex()}...)"
                 continue
             if len(self.frames) > 4096:
                 self.frames.pop(next(iter(self.frames)))
@@ -212,6 +215,9 @@ class Runner:
             result.status, result.reason = FAIL, str(e)
         except (RemotingError, OSError, asyncio.TimeoutError) as e:
             result.status, result.reason = FAIL, f"{type(e).__name__}: {e}"
+            bad = [tap.error for tap in self.taps.values() if tap.error]
+            if bad:
+                result.reason += "; the broker sent a frame that does not decode: " + bad[0]
         except Exception as e:  # noqa: BLE001 — an answer the steps cannot read fails its scenario, not the run
             result.status, result.reason = FAIL, f"cannot go on: {type(e).__name__}: {e}"
         finally:

@@ -69,19 +69,6 @@ def save_record(prefix: str):
     return save
 
 
-def save_offset(key: str):
-    def save(v: Vars, r: RemotingCommand) -> dict:
-        return {key: int(r.ext()["offset"])}
-    return save
-
-
-def offset_grew(key: str, by: int):
-    def check(v: Vars, r: RemotingCommand) -> str | None:
-        now = int(r.ext().get("offset", -1))
-        return None if now == v[key] + by else f"max offset {now}, expected {v[key]} + {by}"
-    return check
-
-
 def no_sql92(r: RemotingCommand) -> str | None:
     if r.code == C.SYSTEM_ERROR and "does not support" in (r.remark or ""):
         return "the broker does not filter by SQL92 (4.9.4: enablePropertyFilter=false)"
