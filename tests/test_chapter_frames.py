@@ -5,6 +5,7 @@ holds what the mechanism leaves."""
 
 from __future__ import annotations
 
+import asyncio
 import pathlib
 
 import pytest
@@ -52,7 +53,12 @@ def test_replayed_answers_have_the_recorded_codes(tmp_path, scenario):
     up = start_up(tmp_path, TOPICS[scenario])
     try:
         conv = conversation(load_capture(DATA / f"{scenario}.jsonl"))
-        exchanges, pushed = replay_blocking(up.broker_addr, conv, timeout=5.0, wait_for_server=15.0)
+        async def caught_up(ex):  # before a pull: the store has dispatched everything it appended
+            while ex.request.code == RequestCode.PULL_MESSAGE and up.call(up.broker.store.dispatch_behind_bytes):
+                await asyncio.sleep(0.01)
+
+        exchanges, pushed = replay_blocking(up.broker_addr, conv, timeout=15.0, wait_for_server=30.0,
+                                            before_request=caught_up)
         compared = 0
         for ex in exchanges:
             if ex.skipped or ex.request.is_oneway:

@@ -107,10 +107,15 @@ class _Collector:
         return None
 
 
-async def replay(address: str, conv: Conversation, *, timeout: float = 5.0, wait_for_server: float = 30.0,
-                 awaited=AWAITED) -> tuple[list[Exchange], list[ServerRequest]]:
+async def replay(address: str, conv: Conversation, *, timeout: float = 15.0, wait_for_server: float = 30.0,
+                 awaited=AWAITED, before_request=None) -> tuple[list[Exchange], list[ServerRequest]]:
     """Send every exchange's request (skipped ones excepted) to ``address``; fill in ``ours``.
-    Returns the exchanges and the requests the server sent to the replaying client."""
+    Returns the exchanges and the requests the server sent to the replaying client.
+
+    ``before_request(exchange)``, a coroutine function, runs before each request is sent: the
+    caller's way to let the server settle where the recorded client paused (a replay sends as fast
+    as the server answers, the recorded client took seconds) — e.g. wait, before a pull, for a
+    broker to have dispatched what it stored."""
     received: list[ServerRequest] = []
     arrived = asyncio.Event()
     clients: dict[int, RemotingClient] = {}
@@ -124,6 +129,8 @@ async def replay(address: str, conv: Conversation, *, timeout: float = 5.0, wait
                 await _wait_for(received, arrived, code, wait_for_server)
             if ex.skipped:
                 continue
+            if before_request is not None:
+                await before_request(ex)
             conn = ex.record["conn"]
             if conn not in clients:
                 clients[conn] = RemotingClient(RequestDispatcher(_Collector(conn, received, arrived)),
