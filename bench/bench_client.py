@@ -63,7 +63,7 @@ def start_up(store: str) -> tuple[subprocess.Popen, str]:
     raise SystemExit("pymq up did not start")
 
 
-def java(classes: str, *args, timeout: float = 600) -> str:
+def java(classes: str, *args, timeout: float = 300) -> str:
     env = dict(os.environ, RMQ_EXTRA_CP=classes, RMQ_USER_HOME=tempfile.mkdtemp(prefix="rmq-home-"))
     out = subprocess.run([os.path.join(REAL, "run.sh"), "class", "ClientBench", *map(str, args)], env=env,
                          capture_output=True, text=True, timeout=timeout)
@@ -71,7 +71,7 @@ def java(classes: str, *args, timeout: float = 600) -> str:
 
 
 def java_send(classes, ns, topic, threads, seconds) -> float:
-    out = java(classes, ns, "send", topic, threads, seconds, BODY)
+    out = java(classes, ns, "send", topic, threads, seconds, BODY, timeout=seconds + 120)
     m = re.search(r"sent=(\d+) seconds=([\d.]+) errors=(\d+)", out)
     if not m:
         raise SystemExit(f"ClientBench send failed: {out[-500:]}")
@@ -79,7 +79,7 @@ def java_send(classes, ns, topic, threads, seconds) -> float:
 
 
 def java_drain(classes, ns, topic, group, count) -> float:
-    out = java(classes, ns, "drain", topic, group, count, 600)
+    out = java(classes, ns, "drain", topic, group, count, 240, timeout=300)
     m = re.search(r"consumed=(\d+) seconds=([\d.]+)", out)
     if not m or int(m.group(1)) < count:
         raise SystemExit(f"ClientBench drain failed: {out[-500:]}")

@@ -5,7 +5,8 @@ and against pymq-ref's broker by ``tests/test_broker_diff_vs_rocketmq.py`` (no t
 Topics created, changed, refused and deleted; single, V1, batch, auto-created, transactional and
 refused sends; heartbeats; pulls (tags, SQL92, bad SQL, overflow, unknown topic); offsets; search
 by time; send-back to %RETRY% and to the DLQ; order locks; every admin query; malformed and unknown
-requests. Every frame is built here from fixed inputs; a step may take values from an earlier
+requests; nine malformed frames (each closes its connection in 4.9.4) and a client vanishing in the
+middle of a frame. Every frame is built here from fixed inputs; a step may take values from an earlier
 answer of the same side (the offset of a message it sent, for instance), so both brokers get the
 same conversation. The broker's delay levels are set to hours so nothing is delivered while the
 scenario runs (the store each side leaves is compared).
@@ -125,6 +126,10 @@ def create_topic(topic: str, queues: int = 4, *, order: bool = False, drop: str 
     return req(R.UPDATE_AND_CREATE_TOPIC, H.CreateTopicRequestHeader(
         topic=topic, default_topic="TBW102", read_queue_nums=queues, write_queue_nums=queues, perm=perm,
         topic_filter_type="SINGLE_TAG", topic_sys_flag=0, order=order), drop=drop)
+
+
+def _json_frame(header: bytes, body: bytes = b"") -> bytes:
+    return (4 + len(header) + len(body)).to_bytes(4, "big") + len(header).to_bytes(4, "big") + header + body
 
 
 def offset_of(answer: RemotingCommand) -> int:
@@ -280,6 +285,23 @@ def steps() -> list[Step]:
     add(Step("delete DiffAutoTopic", command=req(R.DELETE_TOPIC_IN_BROKER, H.DeleteTopicRequestHeader(topic=AUTO_TOPIC))))
     add(Step("delete: a system topic", command=req(R.DELETE_TOPIC_IN_BROKER, H.DeleteTopicRequestHeader(topic="TBW102"))))
     add(Step("topic stats after delete", command=req(R.GET_TOPIC_STATS_INFO, H.GetTopicStatsInfoRequestHeader(topic=AUTO_TOPIC))))
+    # -- malformed frames, each on its own connection (4.9.4 closes it), and a client that vanishes
+    #    in the middle of a frame; then proof that the broker still serves and kept what it stored
+    add(Step("a 2 GiB length field", raw=(0x7FFFFFF0).to_bytes(4, "big") + b"\x00\x00\x00\x10"))
+    add(Step("serialize type 5", raw=bytes.fromhex("0000000c050000080000000000000000")))
+    add(Step("a header that is not JSON", raw=(16).to_bytes(4, "big") + (12).to_bytes(4, "big") + b"{not json!!}"))
+    add(Step("a header longer than the frame", raw=(8).to_bytes(4, "big") + (100).to_bytes(4, "big") + b"abcd"))
+    add(Step("a ROCKETMQ header whose ext length runs past it", raw=(4 + 25).to_bytes(4, "big")
+             + ((1 << 24) | 25).to_bytes(4, "big") + bytes.fromhex("0069000191000000010000000000000000")
+             + (9999).to_bytes(4, "big") + b"abcd"))
+    add(Step("a length field below 4", raw=(2).to_bytes(4, "big") + b"\x00\x00"))
+    add(Step("half a send frame, then the client vanishes", raw=encode(send(TOPIC, 40, queue_id=2))[:60]))
+    add(Step("a JSON header that is an array", raw=(4 + 2).to_bytes(4, "big") + (2).to_bytes(4, "big") + b"[]"))
+    add(Step("a request code that is not a number", raw=_json_frame(b'{"code":"x","flag":0,"language":"JAVA",'
+                                                                    b'"opaque":1,"serializeTypeCurrentRPC":"JSON",'
+                                                                    b'"version":401}')))
+    add(Step("topic stats after the malformed frames", command=req(R.GET_TOPIC_STATS_INFO,
+             H.GetTopicStatsInfoRequestHeader(topic=TOPIC))))
     add(Step("unregister consumer", conn="consumer", command=req(R.UNREGISTER_CLIENT, H.UnregisterClientRequestHeader(
         client_id=CLIENT_ID, producer_group=None, consumer_group=GROUP))))
     add(Step("consumer connections after unregister", command=req(R.GET_CONSUMER_CONNECTION_LIST,
@@ -328,7 +350,27 @@ class Player:
                 await c.close()
         return out
 
+    async def _raw(self, step: Step) -> Outcome:
+        """Write ``step.raw`` on a fresh connection; "closed" when the broker closes it, "answer"
+        with what it sent, or "none" after ``step.wait`` seconds of silence (then we close it)."""
+        host, port = self.address.rsplit(":", 1)
+        reader, writer = await asyncio.open_connection(host, int(port))
+        try:
+            writer.write(step.raw)
+            await writer.drain()
+            try:
+                data = await asyncio.wait_for(reader.read(65536), min(step.wait, 2.0))
+            except asyncio.TimeoutError:
+                return Outcome(step.name, "none")
+            except (ConnectionError, OSError):
+                return Outcome(step.name, "closed")
+            return Outcome(step.name, "closed") if not data else Outcome(step.name, "answer", data.hex())
+        finally:
+            writer.close()
+
     async def _one(self, step: Step) -> Outcome:
+        if step.raw is not None:
+            return await self._raw(step)
         client = self._client(step.conn)
         seen = len(self.pushed[step.conn])
         cmd = step.command if step.command is not None else step.build(self.answers)

@@ -33,7 +33,8 @@ class CorruptingRelay:
     """127.0.0.1:port -> ``target``, rewriting ext ``key`` of every successful answer that has it
     (``change(value) -> value``); everything else is relayed byte for byte. Runs in its own thread."""
 
-    def __init__(self, target: str, key: str, change):
+    def __init__(self, target: str, key: str | None, change):
+        """``key`` None: ``change(frame bytes) -> bytes`` rewrites every answer's bytes."""
         self.target, self.key, self.change = target, key, change
         self.loop = asyncio.new_event_loop()
         self.port = 0
@@ -87,6 +88,8 @@ class CorruptingRelay:
         await asyncio.gather(upstream(), downstream(), return_exceptions=True)
 
     def _rewrite(self, frame: bytes) -> bytes:
+        if self.key is None:
+            return self.change(frame)
         cmd = decode(frame).command
         ext = cmd.ext()
         if not cmd.is_response or cmd.code != 0 or self.key not in ext:

@@ -273,6 +273,8 @@ def test_no_page_is_wider_than_the_viewport(site, browser_context):
         page = Page(browser_context, site, path)
         page.page.wait_for_load_state("networkidle")
         found = page.page.evaluate(_WIDTH_PROBLEMS)
+        page.page.set_viewport_size({"width": 1024, "height": 900})  # a laptop: both sidebars still shown
+        found += [f"at 1024px: {p}" for p in page.page.evaluate(_WIDTH_PROBLEMS)]
         if found:
             page.screenshot()
             problems[path] = found

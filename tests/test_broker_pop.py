@@ -212,3 +212,40 @@ def test_a_short_checkpoint_behind_a_long_one_is_revived_once(tmp_path):
     assert broker.get_max_offset(pop.pop_retry_topic(TOPIC, GROUP), 0) == 2
     assert [t for _, t, _ in revive_records(broker)] == ["ck", "ck", "ack"]  # the short one's self-ack
     broker.shutdown()
+
+
+def test_with_the_timer_wheel_ck_and_ack_records_wait_in_the_wheel(tmp_path):
+    """5.x's setup: the revive records carry TIMER_DELIVER_MS, so with the wheel on they reach the revive
+    queue only when due — the CK 1 s before its revive time, the ACK at it; retries come back the same."""
+    b = make_broker(tmp_path / "wheel", store_kw={"timer_wheel_enable": True}, pop_config=PopConfig(revive_queue_num=1))
+    try:
+        send(b, 2)
+        b.scheduler.advance(1_000)  # the wheel is not in the way of plain messages
+        res = b.pop_message(PopRequest(GROUP, TOPIC, invisible_time=10_000))
+        assert len(res.messages) == 2
+        acked = res.messages[0]
+        b.ack_message(GROUP, acked.real_topic, acked.queue_id, acked.queue_offset, acked.extra_info)
+        assert revive_records(b) == []  # both parked in rmq_sys_wheel_timer
+        b.scheduler.advance(8_000)
+        assert revive_records(b) == []
+        b.scheduler.advance(2_000)  # the wheel's 1 s slots: the CK (due at 9 s) is out by 10 s
+        assert [t for _, t, _ in revive_records(b)] == ["ck"]
+        b.scheduler.advance(1_000)
+        assert [t for _, t, _ in revive_records(b)] == ["ck", "ack"]
+        b.scheduler.advance(3_000)
+        back = b.pop_message(PopRequest(GROUP, TOPIC, invisible_time=10_000))
+        assert [(m.record.body, m.reconsume_times) for m in back.messages] == [(b"m1", 1)]
+    finally:
+        b.shutdown()
+
+
+def test_batch_ack_writes_one_record_per_checkpoint(broker):
+    res = popped(broker, invisible=10_000)
+    acks = [(m.real_topic, m.queue_id, m.queue_offset, m.extra_info) for m in res.messages[:2]]
+    acks.append((TOPIC, 0, 99, res.messages[2].extra_info))  # out of the queue: refused, the rest still acked
+    outcomes = broker.pop.batch_ack(GROUP, acks)
+    assert outcomes[:2] == [None, None] and isinstance(outcomes[2], NoMessageError)
+    [(_, tag, back)] = [r for r in revive_records(broker) if r[1] != "ck"]
+    assert tag == "bAck" and back.ack_offset_list == (0, 1) and back.ack_offset == -1
+    broker.scheduler.advance(20_000)
+    assert [o for _, o in broker.pop_revive.revived] == [2]  # only the one not acked comes back

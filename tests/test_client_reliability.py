@@ -25,7 +25,6 @@ from pymq_ref.client.consumer.push import DefaultMQPushConsumer
 from pymq_ref.client.errors import MQBrokerError, MQClientError
 from pymq_ref.client.message import Message
 from pymq_ref.client.producer import DefaultMQProducer
-from pymq_ref.formats.message_queue import MessageQueue
 from pymq_ref.remoting.bodies.bean import encode_body
 from pymq_ref.remoting.bodies.consumer import GetConsumerListByGroupResponseBody
 from pymq_ref.remoting.bodies.route import BrokerData, QueueData, TopicRouteData
@@ -62,12 +61,15 @@ async def _drain_all(cluster: LoopbackCluster, topic: str, group: str) -> collec
 
 # -- two brokers, one killed ----------------------------------------------------------------------
 
-@pytest.mark.parametrize("fault_enable", [True, False], ids=["latency-fault-on", "latency-fault-off"])
-def test_producer_fails_over_when_a_broker_dies(tmp_path, fault_enable):
+@pytest.mark.parametrize("fault_enable, processes", [(True, False), (False, False), (True, True)],
+                         ids=["latency-fault-on", "latency-fault-off", "latency-fault-on-sigkill"])
+def test_producer_fails_over_when_a_broker_dies(tmp_path, fault_enable, processes):
+    """In-process brokers stop (closing their sockets); broker subprocesses get SIGKILL and recover
+    their store (abort file) when started again for the count."""
     topic = "Failover"
 
     async def run():
-        async with LoopbackCluster(str(tmp_path), 2) as cluster:
+        async with LoopbackCluster(str(tmp_path), 2, processes=processes) as cluster:
             await cluster.create_topic(topic, 4)
             producer = DefaultMQProducer("PG_failover", cluster.namesrv_addr, send_latency_fault_enable=fault_enable,
                                          send_msg_timeout=5.0)

@@ -13,7 +13,7 @@ from hypothesis import given, settings, strategies as st
 from pymq_ref.client import requests as R
 from pymq_ref.client.consumer.offset_store import READ_FROM_STORE, LocalFileOffsetStore
 from pymq_ref.client.consumer.process_queue import ProcessQueue
-from pymq_ref.client.errors import MQClientError
+from pymq_ref.client.errors import MQBrokerError, MQClientError
 from pymq_ref.client.instance import route_to_publish_info, route_to_subscribe_info
 from pymq_ref.client.message import Message, MessageExt, validate_message
 from pymq_ref.client.producer import java_hash_code, select_by_hash
@@ -162,3 +162,71 @@ def test_local_offset_file_round_trip(tmp_path):
     assert (tmp_path / "cid" / "G" / "offsets.json.bak").exists()
     assert '"offsetTable":{{"brokerName":"broker-a","queueId":3,"topic":"T"}:7}' in (
         tmp_path / "cid" / "G" / "offsets.json").read_text()
+
+
+@pytest.mark.parametrize("where, topic, last, expected", [
+    ("CONSUME_FROM_LAST_OFFSET", "T", 7, 7),  # the group has an offset: always that
+    ("CONSUME_FROM_LAST_OFFSET", "T", -1, 100),  # none: the queue's max offset
+    ("CONSUME_FROM_LAST_OFFSET", "%RETRY%G", -1, 0),
+    ("CONSUME_FROM_FIRST_OFFSET", "T", -1, 0),
+    ("CONSUME_FROM_TIMESTAMP", "T", -1, 42),  # the offset of consumeTimestamp
+    ("CONSUME_FROM_TIMESTAMP", "%RETRY%G", -1, 100),
+    ("CONSUME_FROM_FIRST_OFFSET", "T", -2, -1),  # the broker could not be asked: skip this round
+])
+def test_compute_pull_from_where(where, topic, last, expected):
+    from pymq_ref.client.consumer.push import DefaultMQPushConsumer, parse_consume_timestamp
+
+    c = DefaultMQPushConsumer("G", consume_from_where=where, consume_timestamp="20260101000000")
+    asked = []
+
+    class Store:
+        async def read_offset(self, mq, how):
+            return last
+
+    async def max_offset(mq):
+        return 100
+
+    async def search(mq, ts):
+        asked.append(ts)
+        return 42
+
+    c.offset_store, c._max_offset, c._search_offset = Store(), max_offset, search
+    assert asyncio.run(c.compute_pull_from_where(MessageQueue(topic, "b", 0))) == expected
+    if expected == 42:
+        assert asked == [parse_consume_timestamp("20260101000000")]
+
+
+@pytest.mark.parametrize("topic, props, batch", [
+    ("T", {"WAIT": "true", "UNIQ_KEY": "U", "TAGS": "A"}, False),
+    ("T", {"WAIT": "true"}, True),
+    ("%RETRY%G", {"RECONSUME_TIME": "3", "MAX_RECONSUME_TIMES": "16", "WAIT": "true"}, False),
+    ("DefaultCluster_REPLY_TOPIC", {"MSG_TYPE": "reply", "CORRELATION_ID": "c"}, False),
+])
+def test_fast_send_request_equals_the_header_built_one(topic, props, batch):
+    from pymq_ref.remoting.codec import encode
+
+    args = dict(group="G", topic=topic, queue_id=2, sys_flag=0x301, born_timestamp=123, flag=7, properties=props,
+                batch=batch)
+    slow = R.send_message(R.send_message_header(**args), b"body", batch=batch)
+    fast = R.send_message_fast(**args, body=b"body")
+    assert fast.code == slow.code and fast.ext() == slow.ext()
+    assert encode(fast.with_(opaque=9)) == encode(slow.with_(opaque=9))
+
+
+def test_read_send_result():
+    from pymq_ref.remoting.command import RemotingCommand
+
+    mq = MessageQueue("T", "broker-a", 1)
+    ok = RemotingCommand.response(0, ext_fields={"msgId": "7F0000010000691F0000000000000000", "queueId": "3",
+                                                 "queueOffset": "17", "MSG_REGION": "R1", "TRACE_ON": "false"})
+    r = R.read_send(ok, mq, "UNIQ", "127.0.0.1:1")
+    assert (r.send_status.value, r.msg_id, r.offset_msg_id, r.message_queue.queue_id, r.queue_offset, r.region_id,
+            r.trace_on, r.transaction_id) == ("SEND_OK", "UNIQ", "7F0000010000691F0000000000000000", 3, 17, "R1",
+                                              False, None)
+    flush = RemotingCommand.response(10, ext_fields={"msgId": "X", "queueId": "1", "queueOffset": "2",
+                                                     "transactionId": "TX"})
+    assert R.read_send(flush, mq, "U", None).send_status.value == "FLUSH_DISK_TIMEOUT"
+    assert R.read_send(flush, mq, "U", None).transaction_id == "TX"
+    with pytest.raises(MQBrokerError) as e:
+        R.read_send(RemotingCommand.response(14, "busy"), mq, "U", "a:1")
+    assert e.value.code == 14 and e.value.broker_addr == "a:1"

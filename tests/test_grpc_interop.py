@@ -5,7 +5,7 @@ receive and ack, malformed requests and vanishing streams.
 
 Real sockets on 127.0.0.1 (ports from ``$PYMQ_PORT_RANGE`` when set). The gRPC endpoint accepts
 invisible times from 1 s (``minInvisibleTimeMillsForRecv``; 10 s by default) so that retries come
-back within seconds. Waits are polls with a generous deadline, never timed assertions.
+back within seconds, and long polls shorter than 5 s (``grpcClientConsumerMinLongPollingTimeoutMillis``). Waits are polls with a generous deadline, never timed assertions.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from pymq_ref.formats.beans import SubscriptionGroupConfig, TopicConfig  # noqa:
 from broker_server_helpers import SMALL_STORE  # noqa: E402
 
 TOPICS = {"PopNormal": None, "PopChange": None, "PopRetry": None, "PopDelay": "DELAY", "PopTx": "TRANSACTION",
-          "PopRestart": None}
+          "PopRestart": None, "PopForward": None, "PopBatch": None}
 SETTINGS = {**SMALL_STORE, "transactionCheckInterval": "1000", "transactionTimeOut": "1000"}
 
 
@@ -55,7 +55,7 @@ def free_ports(n: int) -> list[int]:
 
 def start_up(store: str, ports: list[int]) -> UpServer:
     ns, broker, grpc_port = ports  # the broker binds broker (VIP), broker + 2 (listen) and broker + 3 (HA)
-    config = GrpcConfig(min_invisible_time_ms_for_recv=1000,
+    config = GrpcConfig(min_invisible_time_ms_for_recv=1000, min_long_polling_ms=0,
                         topic_message_types={t: k for t, k in TOPICS.items() if k})
     up = UpServer(store, namesrv_port=ns, broker_port=broker + 2, settings=SETTINGS,
                   grpc=f"127.0.0.1:{grpc_port}", grpc_config=config).start()
@@ -102,7 +102,7 @@ def receive_until(consumer: SimpleConsumer, want, invisible: int, deadline_s: fl
 
 @pytest.fixture(scope="module")
 def producer(up):
-    p = Producer(conf(up), ("PopNormal", "PopChange", "PopRetry", "PopDelay"))
+    p = Producer(conf(up), ("PopNormal", "PopChange", "PopRetry", "PopDelay", "PopForward", "PopBatch"))
     p.startup()
     yield p
     p.shutdown()
@@ -269,8 +269,11 @@ def test_malformed_requests_and_vanishing_streams(up):
             group=pb.Resource(name="G"), message_queue=pb.MessageQueue(topic=pb.Resource(name="PopNormal")),
             batch_size=1), timeout=5))
         assert [x.status.code for x in recv] == [pb.Code.ILLEGAL_INVISIBLE_TIME]
-        assert stub.QueryRoute(spb.QueryRouteRequest(topic=pb.Resource(name="NoSuchTopic")),
-                               timeout=5).status.code == pb.Code.TOPIC_NOT_FOUND
+        assert stub.QueryAssignment(spb.QueryAssignmentRequest(topic=pb.Resource(name="NoSuchTopic"),
+                                                               group=pb.Resource(name="G")),
+                                    timeout=5).status.code == pb.Code.TOPIC_NOT_FOUND
+        created = stub.QueryRoute(spb.QueryRouteRequest(topic=pb.Resource(name="AutoCreated")), timeout=5)
+        assert created.status.code == pb.Code.OK and len(created.message_queues) == 4  # autoCreateTopicEnable
         # streams whose client goes away: a long poll and a telemetry stream, both cancelled
         req = spb.ReceiveMessageRequest(group=pb.Resource(name="GidGone"),
                                         message_queue=pb.MessageQueue(topic=pb.Resource(name="PopNormal")),
@@ -287,3 +290,113 @@ def test_malformed_requests_and_vanishing_streams(up):
         for _ in range(3):  # still serving
             r = stub.QueryRoute(spb.QueryRouteRequest(topic=pb.Resource(name="PopNormal")), timeout=5)
             assert r.status.code == pb.Code.OK and len(r.message_queues) == 2
+
+
+def test_forward_to_dlq_and_query_assignment(up, producer):
+    """What a PushConsumer of the 5.x clients uses: QueryAssignment, and ForwardMessageToDeadLetterQueue."""
+    producer.send(message("PopForward", b"f0"))
+    with grpc.insecure_channel(up.up.grpc.endpoint) as channel:
+        stub = service_pb2_grpc.MessagingServiceStub(channel)
+        a = stub.QueryAssignment(spb.QueryAssignmentRequest(topic=pb.Resource(name="PopForward"),
+                                                            group=pb.Resource(name="GidForward")), timeout=5)
+        assert a.status.code == pb.Code.OK and [x.message_queue.id for x in a.assignments] == [-1]
+        req = spb.ReceiveMessageRequest(group=pb.Resource(name="GidForward"),
+                                        message_queue=pb.MessageQueue(topic=pb.Resource(name="PopForward")),
+                                        batch_size=4, invisible_duration={"seconds": 30},
+                                        long_polling_timeout={"seconds": 3})
+        msgs = []
+        end = time.monotonic() + 10
+        while not msgs and time.monotonic() < end:
+            msgs = [r.message for r in stub.ReceiveMessage(req, timeout=10) if r.HasField("message")]
+        [m] = msgs
+        fwd = stub.ForwardMessageToDeadLetterQueue(spb.ForwardMessageToDeadLetterQueueRequest(
+            group=pb.Resource(name="GidForward"), topic=pb.Resource(name="PopForward"),
+            receipt_handle=m.system_properties.receipt_handle, message_id=m.system_properties.message_id,
+            delivery_attempt=1, max_delivery_attempts=17), timeout=5)
+        assert fwd.status.code == pb.Code.OK
+
+    def dlq():
+        got = up.broker.store.get_message("x", "%DLQ%GidForward", 0, 0, 8)
+        return [r.body for r in got.records()]
+    end = time.monotonic() + 10
+    while time.monotonic() < end and not up.call(dlq):
+        time.sleep(0.05)
+    assert up.call(dlq) == [b"f0"]
+
+
+def test_too_many_open_streams_are_refused_not_queued(up):
+    """Each open stream holds a worker thread: past the limit a call is refused (RESOURCE_EXHAUSTED)
+    at once; once the streams are gone the endpoint serves again."""
+    from pymq_ref.broker.grpc import GrpcServer
+    [port] = free_ports(1)
+    server = GrpcServer(up.broker, f"127.0.0.1:{port}", up.up.grpc.config, max_workers=4, max_concurrent_rpcs=2,
+                        runner=lambda fn: up.call(fn)).start()
+    try:
+        with grpc.insecure_channel(server.endpoint) as channel:
+            stub = service_pb2_grpc.MessagingServiceStub(channel)
+            hold = spb.ReceiveMessageRequest(group=pb.Resource(name="GidHold"),
+                                             message_queue=pb.MessageQueue(topic=pb.Resource(name="PopRestart")),
+                                             batch_size=1, invisible_duration={"seconds": 5},
+                                             long_polling_timeout={"seconds": 20})
+            streams = [stub.ReceiveMessage(hold, timeout=30) for _ in range(2)]
+            time.sleep(0.5)
+            with pytest.raises(grpc.RpcError) as e:
+                stub.QueryRoute(spb.QueryRouteRequest(topic=pb.Resource(name="PopNormal")), timeout=5)
+            assert e.value.code() is grpc.StatusCode.RESOURCE_EXHAUSTED
+            for s in streams:
+                s.cancel()
+            end = time.monotonic() + 10
+            while True:
+                try:
+                    r = stub.QueryRoute(spb.QueryRouteRequest(topic=pb.Resource(name="PopNormal")), timeout=5)
+                    break
+                except grpc.RpcError as err:  # the cancelled long polls notice within 0.5 s
+                    assert err.code() is grpc.StatusCode.RESOURCE_EXHAUSTED and time.monotonic() < end
+                    time.sleep(0.1)
+            assert r.status.code == pb.Code.OK
+    finally:
+        server.stop()
+
+
+def test_batch_ack_endpoint(up, producer):
+    """``enableBatchAck``: one AckMessage of several receipt handles becomes one bAck record."""
+    import dataclasses
+
+    from pymq_ref.broker.grpc import GrpcServer
+    for i in range(3):
+        producer.send(message("PopBatch", f"b{i}".encode()))
+    [port] = free_ports(1)
+    config = dataclasses.replace(up.up.grpc.config, enable_batch_ack=True)
+    server = GrpcServer(up.broker, f"127.0.0.1:{port}", config, runner=lambda fn: up.call(fn)).start()
+    try:
+        c = SimpleConsumer(ClientConfiguration(server.endpoint, Credentials(), request_timeout=5), "GidBatch",
+                           {"PopBatch": FilterExpression("*")}, await_duration=2)
+        c.startup()
+        try:
+            got = receive_until(c, lambda ms: len(ms) >= 3, invisible=2)
+            assert sorted(m.body for m in got) == [b"b0", b"b1", b"b2"]
+            with grpc.insecure_channel(server.endpoint) as channel:
+                stub = service_pb2_grpc.MessagingServiceStub(channel)
+                r = stub.AckMessage(spb.AckMessageRequest(
+                    group=pb.Resource(name="GidBatch"), topic=pb.Resource(name="PopBatch"),
+                    entries=[spb.AckMessageEntry(message_id=m.message_id, receipt_handle=m.receipt_handle)
+                             for m in got]), timeout=5)
+                assert r.status.code == pb.Code.OK and [e.status.code for e in r.entries] == [pb.Code.OK] * 3
+
+            def batch_acks():
+                b = up.broker
+                out = []
+                for q in range(b.pop.config.revive_queue_num):
+                    got = b.store.get_message("x", b.pop.revive_topic, q, 0, 1024)
+                    out += [r.body for r in got.records() if r.tags == "bAck" and b"PopBatch" in r.body]
+                return out
+            end = time.monotonic() + 10
+            while not up.call(batch_acks) and time.monotonic() < end:
+                time.sleep(0.05)
+            checkpoints = {tuple(m.receipt_handle.split(" ")[i] for i in (0, 1, 6)) for m in got}
+            assert len(up.call(batch_acks)) == len(checkpoints)  # one record per checkpoint, not per message
+            assert c.receive(16, 2) == [] and c.receive(16, 2) == []  # acked: none comes back
+        finally:
+            c.shutdown()
+    finally:
+        server.stop()

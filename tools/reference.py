@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import re
-import struct
 import sys
 from pathlib import Path
 
@@ -32,7 +31,6 @@ if str(ROOT) not in sys.path:
 
 import construct as cs  # noqa: E402
 
-from pymq_ref.client import allocate  # noqa: E402
 from pymq_ref.formats import (beans, checkpoint, consume_queue, consume_queue_ext, index_file, message,  # noqa: E402
                               properties, schemas, sysflag, timer)
 from pymq_ref.formats.fastjson import camel  # noqa: E402
@@ -44,7 +42,6 @@ from pymq_ref.store import config_files, delay  # noqa: E402
 from pymq_ref.broker.retry import retry_schedule  # noqa: E402
 
 OUT = ROOT / "book" / "reference.md"
-SRC = "https://github.com/apache/rocketmq/blob/rocketmq-all-4.9.4/"
 
 _FMT_TYPES = {"b": "int8", "B": "uint8", "h": "int16", "H": "uint16", "i": "int32", "l": "int32", "I": "uint32",
               "L": "uint32", "q": "int64", "Q": "uint64"}
@@ -58,9 +55,10 @@ def cell(text: object) -> str:
 
 
 def table(heads: list[str], rows: list[list[object]]) -> str:
-    out = ["| " + " | ".join(heads) + " |", "|" + "|".join("---" for _ in heads) + "|"]
+    """A Markdown table in a ``pymq-ref-table`` container (the book's CSS sets it compact)."""
+    out = ["```{container} pymq-ref-table", "| " + " | ".join(heads) + " |", "|" + "|".join("---" for _ in heads) + "|"]
     out += ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]
-    return "\n".join(out) + "\n"
+    return "\n".join(out) + "\n```\n"
 
 
 def code(text: object) -> str:
@@ -150,16 +148,6 @@ def layout(name: str) -> str:
     return table(["offset", "size", "type", "field", "meaning"], layout_rows(name))
 
 
-def struct_rows(fmt: struct.Struct, names: list[str], meanings: dict[str, str]) -> list[list[object]]:
-    """Rows for a plain ``struct`` layout (structures without a construct schema)."""
-    rows, offset = [], 0
-    for ch, name in zip(fmt.format.lstrip("<>!="), names):
-        size = struct.calcsize(">" + ch)
-        rows.append([offset, size, _FMT_TYPES[ch], code(name), meanings.get(name, "")])
-        offset += size
-    return rows
-
-
 # -- sections ---------------------------------------------------------------------------------
 
 def intro() -> str:
@@ -182,17 +170,20 @@ json` and `pymq_ref.oracle` use. Links to the RocketMQ sources point into the tr
 
 
 def store_layout() -> str:
-    cq_size = consume_queue.DEFAULT_FILE_SIZE
+    from pymq_ref.store.store_config import MessageStoreConfig
+    cfg = MessageStoreConfig()
+    cq_size = cfg.mapped_file_size_consume_queue
     rows = [
-        ["`commitlog/{offset}`", "1 GiB (`mappedFileSizeCommitLog`)",
+        ["`commitlog/{offset}`", f"{cfg.mapped_file_size_commit_log:,} bytes (`mappedFileSizeCommitLog`)",
          "CommitLog segments, named by the global offset of their first byte (20 digits)",
          "[CommitLog record](ref-commitlog-record), [END_OF_FILE blank](ref-commitlog-blank)"],
-        ["`consumequeue/{topic}/{queueId}/{offset}`", f"{cq_size:,} bytes ({consume_queue.DEFAULT_UNITS_PER_FILE:,} units)",
+        ["`consumequeue/{topic}/{queueId}/{offset}`",
+         f"{cq_size:,} bytes ({cq_size // consume_queue.CQ_STORE_UNIT_SIZE:,} units, `mappedFileSizeConsumeQueue`)",
          "one ConsumeQueue per topic and queue, named by the byte offset of their first unit",
          "[ConsumeQueue unit](ref-consumequeue-unit)"],
-        ["`consumequeue_ext/{topic}/{queueId}/{offset}`", f"{consume_queue_ext.DEFAULT_FILE_SIZE:,} bytes",
+        ["`consumequeue_ext/{topic}/{queueId}/{offset}`", f"{cfg.mapped_file_size_consume_queue_ext:,} bytes",
          "with `enableConsumeQueueExt`: the extended units", "[ConsumeQueueExt unit](ref-consumequeue-ext-unit)"],
-        ["`index/{yyyyMMddHHmmssSSS}`", f"{index_file.index_file_size():,} bytes",
+        ["`index/{yyyyMMddHHmmssSSS}`", f"{index_file.index_file_size(cfg.max_hash_slot_num, cfg.max_index_num):,} bytes",
          "IndexFiles, named by their creation time", "[IndexFile](ref-indexfile)"],
         ["`checkpoint`", f"{checkpoint.CHECKPOINT_FILE_SIZE:,} bytes", "flush timestamps", "[Checkpoint](ref-checkpoint)"],
         ["`config/*.json` (+ `.bak`)", "text", "topics, offsets, subscription groups, delay progress",
@@ -511,12 +502,18 @@ def _link(cls) -> str:
 
 
 def request_codes_section() -> str:
+    def side(header, body) -> str:
+        parts = [_link(header)] if header is not None else []
+        if body is not None:
+            parts.append("body: " + _link(body))
+        return "; ".join(parts)
+
     rows = []
     for c in codes.RequestCode:
         api = protocol.api_of(int(c))
         rows.append([int(c), code(c.name), api.served_by if api else "",
-                     _link(api.request_header) if api else "", _link(api.response_header) if api else "",
-                     _link(api.request_body) if api else "", _link(api.response_body) if api else ""])
+                     side(api.request_header, api.request_body) if api else "",
+                     side(api.response_header, api.response_body) if api else ""])
     rows5 = [[int(c), code(c.name)] for c in codes.RequestCode5]
     return f"""{label("ref-request-codes")}
 ## Request codes
@@ -527,7 +524,7 @@ with who serves each one and the classes of its headers and bodies, as
 is the message body, `batch` a [batch body](ref-batch-body), `records` stored
 [CommitLog records](ref-commitlog-record) back to back).
 
-{table(["code", "name", "served by", "request header", "response header", "request body", "response body"], rows)}
+{table(["code", "name", "served by", "request: header; body", "response: header; body"], rows)}
 Codes of RocketMQ 5.x that a 4.9.4 peer answers with `REQUEST_CODE_NOT_SUPPORTED` (they do not fit
 the int16 `code` of a ROCKETMQ header):
 
@@ -591,6 +588,32 @@ which `pymq_ref.oracle.parse_fastjson` reads. The Java types come from the 4.9.4
     return "\n".join(out)
 
 
+def register_body_section() -> str:
+    from pymq_ref.remoting.bodies import encode_body
+    from pymq_ref.remoting.bodies.route import topic_config_text
+    example = topic_config_text(beans.TopicConfig("TopicTest", 4, 4, beans.PERM_READ | beans.PERM_WRITE))
+    version = encode_body(beans.DataVersion(7, 1700000000000)).decode()
+    rows = [
+        [0, 4, "int32", code("data_version_length"), "length *v* of the DataVersion JSON that follows"],
+        [4, code("v"), "bytes", code("data_version"), f"the topic table's DataVersion as JSON, e.g. `{version}`"],
+        ["4 + v", 4, "int32", code("topic_count"), "number of topic entries that follow"],
+        ["8 + v", "4 + t", "int32 + bytes", code("topic[i]"),
+         f"per topic: length, then `TopicConfig.encode` text: name, read and write queue counts, perm, "
+         f"filter type, separated by spaces (e.g. `{example}`); topicSysFlag and order are not carried"],
+        ["…", "4 + f", "int32 + bytes", code("filter_servers"), "length, then the filter server list as JSON"],
+    ]
+    return f"""{label("ref-register-body")}
+## Compressed registration body
+
+A broker configured with `compressedRegister=true` sets `compressed` in its
+[RegisterBrokerRequestHeader](ref-header-registerbrokerrequestheader) and sends its [RegisterBrokerBody](ref-body-registerbrokerbody) not as JSON but as a zlib stream of this
+length-prefixed form (`RegisterBrokerBody.encode(true)`,
+{src("common/src/main/java/org/apache/rocketmq/common/protocol/body/RegisterBrokerBody.java")});
+topics come in the iteration order of the Java `ConcurrentHashMap` they are copied into.
+
+{table(["offset", "size", "type", "field", "meaning"], rows)}"""
+
+
 def headers_section() -> str:
     out = [f"""{label("ref-headers")}
 ## Request and response headers
@@ -650,7 +673,7 @@ default delay levels:
 
 SECTIONS = (intro, store_layout, commitlog, properties_section, ids_section, batch_section, consume_queue_section,
             index_section, checkpoint_section, timer_section, config_section, frame_section, request_codes_section,
-            response_codes_section, headers_section, bodies_section, delay_section, retry_section)
+            response_codes_section, headers_section, bodies_section, register_body_section, delay_section, retry_section)
 
 
 def render() -> str:

@@ -32,7 +32,7 @@ from .config import BrokerConfig
 from .constants import MASTER_ID, RMQ_SYS_OFFSET_MOVED_EVENT, is_readable
 from .long_polling import PullRequest, PullRequestHoldService
 from .offsets import ConsumerOffsetManager
-from .response import (BrokerSystemError, IllegalQueueIdError, NoPermissionError, ResponseCode,
+from .response import (FAQ_TIP, JavaExceptionError, BrokerSystemError, IllegalQueueIdError, NoPermissionError, ResponseCode,
                        SubscriptionGroupNotExistError, SubscriptionNotExistError, SubscriptionParseFailedError,
                        TopicNotExistError)
 from .store_put import StorePutter
@@ -62,7 +62,9 @@ def build_sys_flag(commit_offset: bool = False, suspend: bool = True, subscripti
 log = logging.getLogger("pymq_ref.broker.pull")
 
 #: ``FAQUrl.suggestTodo(...)``: the tip 4.9.4 appends to several refusals
-FAQ_TIP = "\nSee http://rocketmq.apache.org/docs/faq/ for further details."
+_NPE_QUEUE_OFFSET = ('java.lang.NullPointerException: Cannot invoke "java.lang.Long.longValue()" because the return '
+                     'value of "org.apache.rocketmq.common.protocol.header.PullMessageRequestHeader.getQueueOffset()" '
+                     'is null')
 
 
 class PullStatus(enum.Enum):
@@ -100,7 +102,7 @@ class PullMessageRequest:
     consumer_group: str
     topic: str
     queue_id: int
-    queue_offset: int
+    queue_offset: int | None  # None: a request without it (4.9.4 then fails when it unboxes it)
     max_msg_nums: int = 32
     sys_flag: int = FLAG_SUSPEND | FLAG_SUBSCRIPTION
     commit_offset: int = 0
@@ -268,6 +270,8 @@ class PullMessageProcessor:
         if (expression_type or "TAG") != "TAG" and not c.enable_property_filter:
             raise BrokerSystemError(f"The broker does not support consumer to filter message by {expression_type}")
 
+        if req.queue_offset is None:  # the fast-decoded header skips @CFNotNull: the getter's null is unboxed here
+            raise JavaExceptionError(_NPE_QUEUE_OFFSET)
         r = self.store.get_message(req.consumer_group, req.topic, req.queue_id, req.queue_offset,
                                    req.max_msg_nums, message_filter)
         code = response_code_for(r.status, req.queue_offset)

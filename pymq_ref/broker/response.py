@@ -49,6 +49,10 @@ class ResponseCode(enum.IntEnum):
     NO_MESSAGE = 208
 
 
+#: FAQUrl.suggestTodo(APPLY_TOPIC_URL): what 4.9.4 appends to some refusals
+FAQ_TIP = "\nSee http://rocketmq.apache.org/docs/faq/ for further details."
+
+
 class BrokerError(PymqError):
     """A request the broker refuses: ``code`` is the response code, ``remark`` RocketMQ's reason.
 
@@ -68,6 +72,12 @@ class BrokerSystemError(BrokerError):
     """``SYSTEM_ERROR`` (1): bad topic name, bad queue id, message not found, wrong offsets …"""
 
     code = ResponseCode.SYSTEM_ERROR
+
+
+class JavaExceptionError(BrokerSystemError):
+    """Where 4.9.4's processor throws (a null header field unboxed, say): the remark is the Java
+    exception's text, and the wire answers it as a thrown exception — no response header, the
+    remark followed by where it was thrown."""
 
 
 class IllegalTopicError(BrokerSystemError):

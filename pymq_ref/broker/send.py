@@ -35,7 +35,7 @@ from .constants import (AUTO_CREATE_TOPIC_KEY_TOPIC, DLQ_NUMS_PER_GROUP, PERM_RE
                         validate_topic)
 from .messages import broker_properties, client_properties, parse_boolean, request_properties
 from .store_put import Put
-from .response import (BrokerError, BrokerSystemError, IllegalQueueIdError, MessageIllegalResponseError,
+from .response import (FAQ_TIP, BrokerError, BrokerSystemError, IllegalQueueIdError, MessageIllegalResponseError,
                        NoPermissionError, ResponseCode, ServiceNotAvailableError, SubscriptionGroupNotExistError,
                        TopicNotExistError)
 from .subscriptions import SubscriptionGroupManager
@@ -210,7 +210,7 @@ class SendMessageProcessor:
             if tc is None and req.topic.startswith(RETRY_GROUP_TOPIC_PREFIX):
                 tc = self.topics.create_topic_in_send_message_back_method(req.topic, 1, PERM_WRITE | PERM_READ, sys_flag)
             if tc is None:
-                raise TopicNotExistError(f"topic[{req.topic}] not exist, apply first please!")
+                raise TopicNotExistError(f"topic[{req.topic}] not exist, apply first please!{FAQ_TIP}")
         if req.queue_id >= max(tc.write_queue_nums, tc.read_queue_nums):
             raise IllegalQueueIdError(f"request queueId[{req.queue_id}] is illegal, {topic_config_text(tc)} "
                                       f"Producer: {req.born_host}")

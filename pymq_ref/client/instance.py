@@ -125,6 +125,11 @@ def _route_key(route: TopicRouteData):
     return route.order_topic_conf, queues, brokers
 
 
+def _publish_ok(producer, topic: str) -> bool:
+    info = getattr(producer, "topic_publish_info", {}).get(topic)
+    return info is not None and info.ok()
+
+
 class MQClientInstance:
     """See the module docstring."""
 
@@ -264,8 +269,8 @@ class MQClientInstance:
                 return False
             old = self.route_table.get(topic)
             changed = old is None or _route_key(old) != _route_key(route)
-            if not changed:
-                changed = any(topic not in getattr(p, "topic_publish_info", {}) for p in self.producers.values()
+            if not changed:  # isPublishTopicNeedUpdate / isSubscribeTopicNeedUpdate
+                changed = any(not _publish_ok(p, topic) for p in self.producers.values()
                               if topic in p.publish_topics()) or any(
                     topic not in getattr(c, "topic_subscribe_info", {}) for c in self.consumers.values()
                     if topic in c.subscribe_topics())

@@ -208,7 +208,12 @@ def create_reply_message(request: "MessageExt", body: bytes) -> Message:
     return Message(reply_topic(cluster), body, properties=props)
 
 
+_VALID_TOPICS: set[str] = set()  # topics already found valid (a send checks its topic once)
+
+
 def validate_topic(topic: str | None) -> None:
+    if topic in _VALID_TOPICS:
+        return
     if not topic or not topic.strip():
         raise MQClientError("The specified topic is blank", MESSAGE_ILLEGAL)
     if len(topic) > TOPIC_MAX_LENGTH:
@@ -216,6 +221,8 @@ def validate_topic(topic: str | None) -> None:
     if not _VALID_NAME.match(topic):
         raise MQClientError(f"The specified topic[{topic}] contains illegal characters, allowing only ^[%|a-zA-Z0-9_-]+$",
                             MESSAGE_ILLEGAL)
+    if len(_VALID_TOPICS) < 10_000:
+        _VALID_TOPICS.add(topic)
 
 
 def validate_group(group: str | None) -> None:

@@ -278,7 +278,9 @@ class DefaultMQProducer:
         begin = self._now()
         if not isinstance(msg, _Batch):
             self._prepare(msg)
-        info = await self.find_publish_info(msg.topic)
+        info = self.topic_publish_info.get(msg.topic)
+        if info is None or not info.ok():
+            info = await self.find_publish_info(msg.topic)
         if not info.ok():
             raise NoRouteError(msg.topic, ", see http://rocketmq.apache.org/docs/faq/")
         times_total = 1 + self.retry_times_when_send_failed if mode == SYNC else 1
@@ -392,7 +394,9 @@ class DefaultMQProducer:
         return addr
 
     async def _send_kernel(self, msg: Message, mq: MessageQueue, mode: str, timeout: float) -> SendResult | None:
-        addr = await self._broker_addr(mq.broker_name, msg.topic)
+        addr = self.instance.find_broker_address_in_publish(mq.broker_name)
+        if addr is None or self.instance.config.vip_channel_enabled:
+            addr = await self._broker_addr(mq.broker_name, msg.topic)
         batch = isinstance(msg, _Batch)
         sys_flag = 0
         body = msg.body
@@ -401,11 +405,10 @@ class DefaultMQProducer:
             sys_flag |= flags
         if msg.properties.get(P.TRAN_MSG) == "true":
             sys_flag |= 0x4
-        header = R.send_message_header(
+        request = R.send_message_fast(
             group=self.group, topic=msg.topic, queue_id=mq.queue_id, sys_flag=sys_flag, born_timestamp=self.clock(),
-            flag=msg.flag, properties=P.hashmap_order(msg.properties), batch=batch,
+            flag=msg.flag, properties=P.hashmap_order(msg.properties), body=body, batch=batch,
             default_topic=self.create_topic_key, default_topic_queue_nums=self.default_topic_queue_nums)
-        request = R.send_message(header, body, batch=batch)
         remoting = self.instance.remoting
         if mode == ONEWAY:
             await remoting.invoke_oneway(addr, request)

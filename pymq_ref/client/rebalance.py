@@ -21,7 +21,7 @@ outcome is appended to :attr:`RebalanceImpl.history` (chapters and tests watch q
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Protocol
 
 from pymq_ref.formats.message_queue import MessageQueue

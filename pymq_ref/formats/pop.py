@@ -176,6 +176,13 @@ class BatchAckMsg:
     def merge_key(self) -> str:
         return f"{self.topic}{self.consumer_group}{self.queue_id}{self.start_offset}{self.pop_time}"
 
+    def unique_id(self) -> str:
+        """The ``UNIQ_KEY`` 5.1.4 leaves on a bAck message: ``AckMessageProcessor.appendAck`` first sets
+        ``genBatchAckUniqueId`` and then overwrites it with ``genAckUniqueId`` of the same bean, whose
+        ack offset is -1 — so this is the single-ack form with ``-1``."""
+        return SPLIT.join(map(str, (self.topic, self.queue_id, self.ack_offset, self.consumer_group,
+                                    self.pop_time, self.broker_name, ACK_TAG)))
+
     def fields(self) -> list[tuple[str, object]]:
         return [("ao", self.ack_offset), ("aol", list(self.ack_offset_list)), ("bn", self.broker_name),
                 ("c", self.consumer_group), ("pt", self.pop_time), ("q", self.queue_id),
@@ -468,3 +475,14 @@ def iter_unacked(ck: PopCheckPoint) -> Iterable[tuple[int, int]]:
     for i in range(ck.num):
         if not ck.is_acked(i):
             yield i, ck.ack_offset_by_index(i)
+
+
+def record_spans_with_body(spans, body: bytes):
+    """A revive-log record's spans (:func:`pymq_ref.formats.message.decode_record`) with its body span
+    refined into one child per JSON member — for the hex view of a CK or ACK record."""
+    out = []
+    for s in spans:
+        if s.path == "body":
+            s = dataclasses.replace(s, children=body_spans(body, base=s.offset))
+        out.append(s)
+    return tuple(out)

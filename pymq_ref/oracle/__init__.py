@@ -60,7 +60,7 @@ The names, grouped (a test checks this list against ``__all__``):
   ``read_config_file``, ``parse_fastjson``, ``JsonSyntaxError``, ``TopicConfig``,
   ``SubscriptionGroupConfig``, ``DataVersion``
 * remoting frames, headers and bodies (§Remoting frame, §Request codes, §Response codes,
-  §Request and response headers): ``RemotingCommand``, ``DecodedFrame``, ``encode_frame``,
+  §Request and response headers, §JSON bodies, §Compressed registration body): ``RemotingCommand``, ``DecodedFrame``, ``encode_frame``,
   ``decode_frame``, ``frame_length``, ``RequestCode``, ``ResponseCode``, ``LanguageCode``,
   ``SerializeType``, ``request_code_name``, ``response_code_name``, ``HEADER_CLASSES``,
   ``BODY_CLASSES``, ``header_of``, ``body_of``, ``encode_body``, ``decode_body``,

@@ -12,7 +12,8 @@ plays every scenario in recording mode and writes the answers to
 ``pymq_ref/oracle/conformance/data/rocketmq-4.9.4.json``; then plays them again, compared with
 what was just recorded, with a fresh run id (so different topics, ids and times), and writes that
 run's report to ``tests/data/rocketmq-4.9.4-conformance/`` (report.txt, report.json, report.html).
-Both processes are stopped at the end.
+Both processes are stopped at the end. ``--check`` records nothing: it runs the ``pymq conformance``
+command itself against the real broker and exits with its status (0: every scenario passed).
 """
 
 from __future__ import annotations
@@ -60,6 +61,9 @@ def main() -> int:
     ap.add_argument("--broker-port", type=int, default=27911)
     ap.add_argument("--only", help="record only these scenarios (merged into the existing recording)")
     ap.add_argument("--keep-running", action="store_true", help="leave the processes running (prints their pids)")
+    ap.add_argument("--check", action="store_true",
+                    help="record nothing: run `pymq conformance` (the command itself) against the real broker and "
+                         "exit with its status")
     args = ap.parse_args()
     run_sh = os.path.join(args.realrmq, "run.sh")
     if not os.path.exists(run_sh):
@@ -79,10 +83,15 @@ def main() -> int:
     broker, namesrv = f"127.0.0.1:{args.broker_port}", f"127.0.0.1:{args.namesrv_port}"
     try:
         wait_port(args.namesrv_port)
-        procs.append(start([run_sh, "broker", "-c", os.path.join(work, "broker.conf")], os.path.join(work, "broker.log"),
-                           env))
+        procs.append(start([run_sh, "broker", "-c", os.path.join(work, "broker.conf")],
+                           os.path.join(work, "broker.log"), env))
         wait_port(args.broker_port)
         asyncio.run(asyncio.sleep(3))  # the first registration with the name server
+        if args.check:
+            import subprocess
+            cmd = [sys.executable, "-m", "pymq_ref.cli", "conformance", broker, "--namesrv", namesrv, "--no-hex"]
+            return subprocess.run(cmd + (["--only", args.only] if args.only else []), env=dict(
+                os.environ, PYTHONPATH=ROOT)).returncode
         scenarios = select(args.only)
         say = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
         recorded = asyncio.run(Runner(broker, namesrv, record=True, progress=say).run(scenarios))

@@ -71,13 +71,21 @@ class GrpcConfig:
     max_invisible_time_ms: int = 12 * 3600 * 1000    # maxInvisibleTimeMills
     default_invisible_time_ms: int = 60_000          # defaultInvisibleTimeMills (auto_renew)
     max_batch: int = 32
-    long_polling_reserve_ms: int = 1_000             # kept back from the client's deadline
+    min_long_polling_ms: int = 5_000                 # grpcClientConsumerMinLongPollingTimeoutMillis
+    max_long_polling_ms: int = 20_000                # grpcClientConsumerMaxLongPollingTimeoutMillis
+    request_timeout_ms: int = 3_000                  # the client's request timeout when it sent none
     grpc_producer_max_attempts: int = 3              # grpcClientProducerMaxAttempts
     max_message_size: int = 4 * 1024 * 1024
     #: topic → TopicMessageType name (NORMAL, FIFO, DELAY, TRANSACTION, MIXED); 5.x keeps it in the
     #: topic's ``message.type`` attribute, which 4.9.4 topics do not have: NORMAL by default, as 5.1.4.
     topic_message_types: dict = field(default_factory=dict)
     enable_topic_message_type_check: bool = True
+    #: a route asked for an unknown topic creates it from TBW102 (4 queues), as a 4.9.4 broker with
+    #: ``autoCreateTopicEnable`` does on a first send — 5.x clients ask for the route before sending.
+    #: pymq-ref's addition (a 5.x proxy answers TOPIC_NOT_FOUND); only when the broker allows it.
+    auto_create_topic: bool = True
+    #: enableBatchAck: one BatchAckMsg per checkpoint for an AckMessage's entries (5.1.4 default: off)
+    enable_batch_ack: bool = False
 
 
 @dataclass
@@ -166,10 +174,18 @@ class MessagingService(service_pb2_grpc.MessagingServiceServicer):
         return tc
 
     # -- QueryRoute / QueryAssignment -----------------------------------------------------------------
+    def _route_topic_config(self, topic: str):
+        tc = self.broker.topics.select_topic_config(topic)
+        if tc is None and self.config.auto_create_topic and self.broker.config.auto_create_topic_enable:
+            tc = self.broker.topics.create_topic_in_send_message_method(topic, "TBW102", 4)
+        if tc is None:
+            raise GrpcRequestError(Code.TOPIC_NOT_FOUND, f"topic not found: {topic}")
+        return tc
+
     def QueryRoute(self, request, context):
         try:
             topic = self._validate_topic(request.topic)
-            tc = self._call(lambda: self._topic_config(topic))
+            tc = self._call(lambda: self._route_topic_config(topic))
             queues = message_queues(request.topic, tc.read_queue_nums, tc.write_queue_nums, tc.perm,
                                     self._broker_pb(), ACCEPT.get(self._topic_type(topic), ACCEPT["NORMAL"]))
             return spb.QueryRouteResponse(status=status(Code.OK), message_queues=queues)
@@ -270,12 +286,21 @@ class MessagingService(service_pb2_grpc.MessagingServiceServicer):
                                            f"{c.max_invisible_time_ms}]: {invisible}")
             batch = request.batch_size
             if not 0 < batch <= c.max_batch:
-                raise GrpcRequestError(Code.ILLEGAL_POLLING_TIME if batch > c.max_batch else Code.BAD_REQUEST,
-                                       f"batch size {batch} is out of range [1, {c.max_batch}]")
-            polling = request.long_polling_timeout.ToMilliseconds() if request.HasField("long_polling_timeout") else 0
+                raise GrpcRequestError(Code.BAD_REQUEST, f"batch size {batch} is out of range [1, {c.max_batch}]")
+            # ReceiveMessageActivity: the polling time, clamped, and never past the client's deadline
             remaining = context.time_remaining()
-            if remaining is not None:
-                polling = max(0, min(polling, int(remaining * 1000) - c.long_polling_reserve_ms))
+            remaining_ms = int(remaining * 1000) if remaining is not None else 1 << 62
+            if request.HasField("long_polling_timeout"):
+                polling = request.long_polling_timeout.ToMilliseconds()
+            else:
+                polling = remaining_ms - c.request_timeout_ms // 2
+            polling = min(max(polling, c.min_long_polling_ms), c.max_long_polling_ms)
+            if polling > remaining_ms:
+                if remaining_ms < c.min_long_polling_ms:
+                    raise GrpcRequestError(Code.ILLEGAL_POLLING_TIME, "The deadline time remaining is not enough "
+                                                                      "for polling, please check network condition")
+                polling = remaining_ms
+            polling = max(0, min(polling, remaining_ms - 200))  # answer just before the deadline, not after
             expr = request.filter_expression
             exp_type = "SQL92" if expr.type == pb.FilterType.SQL else "TAG"
             exp = expr.expression or "*"
@@ -328,7 +353,22 @@ class MessagingService(service_pb2_grpc.MessagingServiceServicer):
                 raise GrpcRequestError(Code.BAD_REQUEST, "no ack entry")
         except Exception as e:  # noqa: BLE001
             return spb.AckMessageResponse(status=self._error_status(e))
+        def ack_batch():  # enableBatchAck: one bAck record per checkpoint
+            acks, out = [], []
+            for entry in request.entries:
+                try:
+                    handle = pop.parse_receipt_handle(entry.receipt_handle)
+                except pop.PopRecordError as e:
+                    out.append(e)
+                    continue
+                acks.append((handle.real_topic(topic, group), handle.queue_id, handle.queue_offset, handle))
+                out.append(None)
+            results = iter(self.broker.pop.batch_ack(group, acks))
+            return [e if e is not None else next(results) for e in out]
+
         def ack_all():  # one trip to where the facade lives for the whole batch
+            if self.config.enable_batch_ack:
+                return ack_batch()
             out = []
             for entry in request.entries:
                 try:

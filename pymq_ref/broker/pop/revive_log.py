@@ -35,3 +35,10 @@ def ack_message(ack: pop.AckMsg, invisible_time: int, revive_topic: str, revive_
                 store_host: Host) -> MessageRecord:
     return _record(revive_topic, revive_qid, pop.ACK_TAG, pop.encode_body(ack), ack.pop_time + invisible_time,
                    ack.unique_id(), now, store_host)
+
+
+def batch_ack_message(ack: pop.BatchAckMsg, invisible_time: int, revive_topic: str, revive_qid: int, now: int,
+                      store_host: Host) -> MessageRecord:
+    """``BATCH_ACK_MESSAGE``'s record: tag ``bAck``, the acked offsets in ``aol``."""
+    return _record(revive_topic, revive_qid, pop.BATCH_ACK_TAG, pop.encode_body(ack), ack.pop_time + invisible_time,
+                   ack.unique_id(), now, store_host)

@@ -40,7 +40,7 @@ from ..response import (BrokerError, BrokerSystemError, MessageIllegalResponseEr
                         ResponseCode, SubscriptionGroupNotExistError, TopicNotExistError)
 from .config import PopConfig
 from .locks import QueueLockManager, lock_key
-from .revive_log import ack_message, ck_message
+from .revive_log import ack_message, batch_ack_message, ck_message
 
 CONSUME_INIT_MODE_MIN = 0  # ConsumeInitMode.MIN
 CONSUME_INIT_MODE_MAX = 1  # ConsumeInitMode.MAX
@@ -392,6 +392,36 @@ class PopService:
         if not put.ok:
             raise BrokerSystemError(f"put ack msg error: {put.status.name}")
         return ack
+
+    def batch_ack(self, group: str, acks) -> list[Exception | None]:
+        """``BATCH_ACK_MESSAGE`` as the 5.x proxy uses it with ``enableBatchAck``: ``acks`` are
+        ``(real topic, queue id, offset, extra info)``; one ``BatchAckMsg`` (tag ``bAck``) per checkpoint
+        instead of one ACK record per message. The outcome of each ack, in order (None = done)."""
+        self.broker._running()
+        self.activate()
+        outcomes: list[Exception | None] = []
+        groups: dict[tuple, tuple[pop.ExtraInfo, str, int, list[int]]] = {}
+        for topic, queue_id, offset, extra in acks:
+            try:
+                self._check_offset(topic, queue_id, offset)
+                info = self._extra(extra)
+                if info.is_order or not 0 <= info.revive_qid < self.config.revive_queue_num:
+                    raise MessageIllegalResponseError("orderly POP or a bad reviveQid in extraInfo")
+            except BrokerError as e:
+                outcomes.append(e)
+                continue
+            key = (topic, queue_id, info.ck_queue_offset, info.pop_time, info.invisible_time, info.revive_qid,
+                   info.broker_name)
+            groups.setdefault(key, (info, topic, queue_id, []))[3].append(offset)
+            outcomes.append(None)
+        for info, topic, queue_id, offsets in groups.values():
+            ack = pop.BatchAckMsg(tuple(offsets), info.ck_queue_offset, group, topic, queue_id, info.pop_time,
+                                  info.broker_name)
+            put = self.broker.putter.put(batch_ack_message(ack, info.invisible_time, self.revive_topic, info.revive_qid,
+                                                           self.clock.now_ms(), self.broker.config.store_host))
+            if not put.ok:
+                raise BrokerSystemError(f"put batch ack msg error: {put.status.name}")
+        return outcomes
 
     # -- CHANGE_MESSAGE_INVISIBLETIME ----------------------------------------------------------------
     def change_invisible_time(self, req: ChangeInvisibleTimeRequest) -> ChangeInvisibleTimeResult:

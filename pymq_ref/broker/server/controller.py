@@ -25,6 +25,7 @@ import importlib
 import logging
 
 from pymq_ref.broker.broker import Broker
+from pymq_ref.remoting.codes import ResponseCode
 from pymq_ref.remoting.command import RemotingCommand
 from pymq_ref.remoting.dispatch import RequestDispatcher
 from pymq_ref.remoting.transport import Channel, Limits, RemotingServer
@@ -54,7 +55,7 @@ class BrokerController:
         self.clock = self.scheduler.clock
         self.broker: Broker | None = None
         self.ctx: BrokerContext | None = None
-        self.dispatcher = RequestDispatcher()
+        self.dispatcher = RequestDispatcher(default=_unknown_code)
         self.servers: list[RemotingServer] = []
         self.registrar: NameServerRegistrar | None = None
         self._tasks: list[asyncio.Task] = []
@@ -171,3 +172,12 @@ class BrokerController:
             for group, channel in self.ctx.consumers.scan_not_active(self.clock.now_ms(), CHANNEL_EXPIRED_TIMEOUT_MS):
                 log.info("consumer %s of group %s expired (no heartbeat for 120 s)", channel, group)
                 channel.close()
+
+
+def _unknown_code(request: RemotingCommand, channel) -> RemotingCommand:
+    """The broker's default processor for a code nobody serves (``AdminBrokerProcessor``'s
+    ``getUnknownCmdResponse``): REQUEST_CODE_NOT_SUPPORTED through the processor path, so in the
+    request's serialization and, for a oneway request, no answer at all — unlike the name server,
+    which answers such a request itself, in JSON, oneway or not."""
+    return RemotingCommand.response(ResponseCode.REQUEST_CODE_NOT_SUPPORTED,
+                                    f" request type {request.code} not supported")

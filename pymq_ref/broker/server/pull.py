@@ -11,9 +11,10 @@ status name as remark, ``PullMessageResponseHeader`` and the stored records as t
 from __future__ import annotations
 
 from pymq_ref.broker.pull import PullMessageRequest, PullResult
-from pymq_ref.broker.response import BrokerError
+from pymq_ref.broker.response import BrokerError, JavaExceptionError
 from pymq_ref.remoting.codes import RequestCode
 from pymq_ref.remoting.command import RemotingCommand
+from pymq_ref.remoting.dispatch import java_remark
 from pymq_ref.remoting.headers import PullMessageRequestHeader, PullMessageResponseHeader
 
 from .context import BrokerContext, channel_addr
@@ -23,13 +24,15 @@ from .replies import answer_later, refused
 def to_pull_request(h: PullMessageRequestHeader, channel) -> PullMessageRequest:
     return PullMessageRequest(
         consumer_group=h.consumer_group or "", topic=h.topic or "", queue_id=h.queue_id if h.queue_id is not None else -1,
-        queue_offset=h.queue_offset or 0, max_msg_nums=h.max_msg_nums if h.max_msg_nums is not None else 32,
+        queue_offset=h.queue_offset, max_msg_nums=h.max_msg_nums if h.max_msg_nums is not None else 32,
         sys_flag=h.sys_flag or 0, commit_offset=h.commit_offset or 0,
         suspend_timeout_millis=h.suspend_timeout_millis or 0, subscription=h.subscription,
-        sub_version=h.sub_version or 0, expression_type=h.expression_type, client_host=channel_addr(channel))
+        sub_version=h.sub_version or 0, expression_type=h.expression_type, client_host="/" + channel_addr(channel))  # Netty's remoteAddress().toString()
 
 
 def pull_response(result: PullResult | Exception) -> RemotingCommand:
+    if isinstance(result, JavaExceptionError):
+        return RemotingCommand.response(1, java_remark(result.remark, "pymq_ref.broker.pull.PullMessageProcessor"))
     if isinstance(result, BrokerError):
         return refused(result, PullMessageResponseHeader())
     if isinstance(result, Exception):

@@ -26,6 +26,9 @@ from .replies import refused
 log = logging.getLogger("pymq_ref.broker.server")
 
 
+_ROLLBACK = 0x0C  # MessageSysFlag.TRANSACTION_ROLLBACK_TYPE
+
+
 def check_request(check: CheckTransactionState) -> RemotingCommand:
     """The CHECK_TRANSACTION_STATE request for one half message."""
     return RemotingCommand.request(RequestCode.CHECK_TRANSACTION_STATE, CheckTransactionStateRequestHeader(
@@ -60,6 +63,10 @@ def handlers(ctx: BrokerContext) -> dict:
             return refused(e)
         if result is None:
             return None  # UNKNOW or any other value: no answer
+        if req.commit_or_rollback == _ROLLBACK:
+            # 4.9.4 answers a rollback with checkPrepareMessage's response, whose remark is still
+            # createResponseCommand's default (EndTransactionProcessor.java)
+            return RemotingCommand.response(ResponseCode.SUCCESS, "not set any response code")
         return RemotingCommand.response(ResponseCode.SUCCESS)
 
     return {RequestCode.END_TRANSACTION: end_transaction}

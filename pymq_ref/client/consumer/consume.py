@@ -7,6 +7,8 @@
   (CONSUMER_SEND_MSG_BACK → ``%RETRY%<group>`` after a delay level), re-published by the client if
   that fails, re-consumed locally after 5 s if even that fails; then the process queue's lowest
   unfinished offset is committed.
+  A message whose listener runs longer than ``consume_timeout`` minutes (15) is sent back with delay
+  level 3 and dropped from the process queue, so it cannot hold the committed offset forever.
 * :class:`OrderlyConsumeService` — one consumer task per queue at a time, in offset order, and only
   while the queue is locked on its broker (clustering); SUSPEND_CURRENT_QUEUE_A_MOMENT puts the
   messages back and retries after ``suspend_current_queue_time_millis``; a message that reached
@@ -108,8 +110,11 @@ class _ServiceBase:
             return
 
         async def later():
-            if delay:
+            try:
                 await asyncio.sleep(delay)
+            except asyncio.CancelledError:
+                coro.close()  # cancelled before it started: not "never awaited"
+                raise
             await coro
         task = asyncio.get_running_loop().create_task(later() if delay else coro)
         self.tasks.add(task)
@@ -156,6 +161,24 @@ class ConcurrentConsumeService(_ServiceBase):
     def __init__(self, consumer, listener):
         super().__init__(consumer, listener)
         self.semaphore = asyncio.Semaphore(consumer.consume_thread_max)
+        self.expired_sent_back: list[MessageExt] = []
+        period = consumer.consume_timeout * 60
+        self.spawn(self._clean_expired_loop(period), delay=period)
+
+    async def _clean_expired_loop(self, period: float) -> None:
+        """``cleanExpireMsg`` every ``consume_timeout`` minutes: a message whose listener has run longer
+        than that is sent back with delay level 3 and dropped from its process queue."""
+        c = self.consumer
+        while True:
+            for mq, pq in list(c.rebalance.process_queue_table.items()):
+                for m in pq.expired_messages(c.clock(), int(c.consume_timeout * 60_000)):
+                    if await self.send_message_back(m, 3, mq.broker_name):
+                        self.expired_sent_back.append(m)
+                        # 4.9.4 leaves the offset to the next consumption or empty pull; moving it now is the same value
+                        offset = pq.remove_messages([m], c.clock())
+                        if offset >= 0 and not pq.dropped:
+                            c.offset_store.update_offset(mq, offset, True)
+            await asyncio.sleep(period)
 
     def submit(self, msgs: list[MessageExt], pq: ProcessQueue, mq: MessageQueue, dispatch: bool) -> None:
         n = self.consumer.consume_message_batch_max_size

@@ -14,7 +14,6 @@ skips the queue this round).
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 from pathlib import Path

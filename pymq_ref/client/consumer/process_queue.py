@@ -127,6 +127,17 @@ class ProcessQueue:
                 self._msgs[m.queue_offset] = m
                 insort(self._keys, m.queue_offset)
 
+    def expired_messages(self, now: int, timeout_ms: int, limit: int = 16) -> list:
+        """``cleanExpiredMsg``'s pick: up to ``limit`` of the oldest cached messages whose consumption
+        started (property CONSUME_START_TIME) more than ``timeout_ms`` ago, oldest first."""
+        out = []
+        for off in self._keys[:limit]:
+            started = self._msgs[off].properties.get("CONSUME_START_TIME")
+            if started is None or now - int(started) <= timeout_ms:
+                break
+            out.append(self._msgs[off])
+        return out
+
     def has_temp_message(self) -> bool:
         return bool(self._msgs)
 

@@ -25,7 +25,6 @@ from __future__ import annotations
 import asyncio
 import datetime
 import logging
-import time
 from typing import Callable
 
 from pymq_ref.formats.message_queue import MessageQueue
@@ -40,7 +39,7 @@ from ..config import ClientConfig
 from ..errors import MQBrokerError, MQClientError, StateError
 from ..instance import MQClientInstance, now_ms
 from ..message import Message, MessageExt, retry_topic, validate_group
-from ..rebalance import BROADCASTING, CLUSTERING, PullRequest, RebalanceImpl
+from ..rebalance import CLUSTERING, PullRequest, RebalanceImpl
 from .consume import ConcurrentConsumeService, OrderlyConsumeService
 from .offset_store import READ_FROM_MEMORY, READ_FROM_STORE, LocalFileOffsetStore, RemoteBrokerOffsetStore
 from .process_queue import ProcessQueue
@@ -80,7 +79,8 @@ class DefaultMQPushConsumer:
                  pull_threshold_for_topic: int = -1, pull_threshold_size_for_topic: int = -1,
                  pull_interval: float = 0.0, consume_message_batch_max_size: int = 1, pull_batch_size: int = 32,
                  post_subscription_when_pull: bool = False, max_reconsume_times: int = -1,
-                 suspend_current_queue_time_millis: int = 1000, offset_store_dir: str | None = None,
+                 suspend_current_queue_time_millis: int = 1000, consume_timeout: float = 15.0,
+                 offset_store_dir: str | None = None,
                  broker_suspend_max_time_millis: int = BROKER_SUSPEND_MAX_TIME_MILLIS,
                  clock: Callable[[], int] = now_ms):
         self.group = group
@@ -107,6 +107,7 @@ class DefaultMQPushConsumer:
         self.post_subscription_when_pull = post_subscription_when_pull
         self.max_reconsume_times = max_reconsume_times
         self.suspend_current_queue_time_millis = suspend_current_queue_time_millis
+        self.consume_timeout = consume_timeout  # minutes
         self.offset_store_dir = offset_store_dir
         self.broker_suspend_max_time_millis = broker_suspend_max_time_millis
         self.clock = clock
@@ -182,8 +183,29 @@ class DefaultMQPushConsumer:
                 log.info("%s: route of %s: %s", self.group, topic, e)
         if self.orderly and self.message_model == CLUSTERING:
             self._spawn(self._lock_all_loop())
+        try:
+            await self.check_client_in_broker()
+        except BaseException:
+            await self.shutdown()
+            raise
         await self.instance.send_heartbeat_to_all_brokers()
         self.instance.rebalance_immediately()
+
+    async def check_client_in_broker(self) -> None:
+        """CHECK_CLIENT_CONFIG for every SQL92 subscription, to one broker of its topic: a broker that
+        cannot filter by SQL (``enablePropertyFilter=false``) or a bad expression fails ``start``."""
+        for topic, sub in self.rebalance.subscription_inner.items():
+            if sub.expression_type in (None, EXPRESSION_TAG):
+                continue
+            addr = self.instance.find_broker_addr_by_topic(topic)
+            if addr is None:
+                continue
+            response = await self.instance.remoting.invoke(
+                addr, R.check_client_config(self.instance.client_id, self.group, sub),
+                self.instance.config.mq_client_api_timeout)
+            if response.code != 0:
+                raise MQClientError(f"Check client in broker error, maybe because you use {sub.expression_type} "
+                                    f"filter, but server has not been upgraded: {response.remark}")
 
     async def shutdown(self) -> None:
         if self.state != "RUNNING":

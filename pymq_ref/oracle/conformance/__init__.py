@@ -1,9 +1,10 @@
 """The conformance kit: does a RocketMQ-compatible name server + broker answer as 4.9.4 does?
 
 In the spirit of h2spec and the Autobahn test suite: a catalogue of scenarios (:mod:`.scenarios`)
-— sending (single, batch, compressed, properties), pulling and long polling, offsets, retry and
-DLQ, delay levels, transactions with check-back, tag and SQL92 filters, orderly locks, routes and
-registration on the name server, errors and malformed requests — played over real sockets against
+— sending (single, batch, compressed, properties, oneway, the binary header), pulling and long
+polling, offsets, queries by key and by offset, retry and DLQ, delay levels, transactions with
+check-back, tag and SQL92 filters, orderly locks, routes, registration and the KV config on the name
+server, errors and malformed requests — played over real sockets against
 any broker speaking the 4.x remoting protocol (:mod:`.runner`), each answer compared, modulo time,
 hosts and ids (:mod:`.normalize`), with what the real RocketMQ 4.9.4 answered to the same requests
 (:mod:`.expected`, recorded by ``tools/rocketmq_conformance/``). Each scenario passes, fails (the
@@ -13,12 +14,13 @@ not supported by the broker.
 From the shell: ``pymq conformance HOST:PORT --namesrv HOST:PORT [--format text|json|html]``.
 From Python::
 
-    from pymq_ref.oracle.conformance import run_conformance
+    from pymq_ref.oracle.conformance import render_text, run_conformance
     results = run_conformance("127.0.0.1:10911", namesrv="127.0.0.1:9876", only="send.*")
     print(render_text(results))
 
-Layering: builds on :mod:`pymq_ref.remoting` and :mod:`pymq_ref.formats` only — never on the broker
-or the clients of this package, so it judges ``pymq up`` as it judges any other broker.
+Layering: builds on :mod:`pymq_ref.remoting`, :mod:`pymq_ref.formats` and :mod:`pymq_ref.viz` only —
+never on the broker or the clients of this package, so it judges ``pymq up`` as it judges any other
+broker.
 """
 
 from __future__ import annotations

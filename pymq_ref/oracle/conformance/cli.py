@@ -86,14 +86,16 @@ def run(args) -> int:
         if problem:
             print(f"pymq conformance: error: {problem}", file=sys.stderr)
             return 2
-    table = recorded.load(args.expected)["scenarios"]
+    recording = recorded.load(args.expected)
+    table = recording["scenarios"]
     progress = None if args.quiet else (lambda line: print(line, file=sys.stderr, flush=True))
     import asyncio
     runner = Runner(args.broker, args.namesrv, expected=table, run_id=args.run_id, skip_slow=args.skip_slow,
                     check_timeout=args.check_timeout, progress=progress)
     results = asyncio.run(runner.run(scenarios))
     if args.format == "json":
-        text = render_json(results, broker=args.broker, namesrv=args.namesrv, run=runner.vars.run)
+        text = render_json(results, broker=args.broker, namesrv=args.namesrv, run=runner.vars.run,
+                           recorded_from=recording.get("recorded_from"))
     elif args.format == "html":
         text = render_html(results, broker=args.broker, namesrv=args.namesrv)
     else:

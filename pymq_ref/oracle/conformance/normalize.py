@@ -3,8 +3,9 @@
 Two brokers that behave alike still answer with different message ids, timestamps, CommitLog
 offsets and addresses; a run also names its topics with a fresh id. :func:`normalize` turns a
 command into a dict where those are replaced by placeholders — ``{run}``, ``{broker}``,
-``{namesrv}``, ``{brokerName}``, ``{cluster}`` for the run's names, ``"<varies>"`` for values that
-vary (their *presence* still counts) — and :func:`differences` lists the fields where two such dicts
+``{namesrv}``, ``{brokerName}``, ``{cluster}`` for the run's names, a shape for values that vary
+(``<id>``, ``<number>``, ``<text>``: their presence and form still count, :func:`shape`) — and
+:func:`differences` lists the fields where two such dicts
 differ, each with a path the hex view can mark (``code``, ``remark``, ``ext.queueOffset``,
 ``body[0].properties.TAGS``).
 
@@ -21,6 +22,7 @@ from decimal import Decimal
 from typing import Any
 
 from pymq_ref.formats.message import MessageRecord, decode_record
+from pymq_ref.remoting.codes import SerializeType
 from pymq_ref.remoting.command import RemotingCommand
 
 from .steps import Compare, Vars
@@ -38,6 +40,21 @@ VOLATILE_PROPERTIES = frozenset({"UNIQ_KEY", "ORIGIN_MESSAGE_ID", "__transaction
 VOLATILE_JSON = frozenset({"dataVersion", "timestamp", "stateVersion", "bornTimestamp", "storeTimestamp"})
 
 
+_HEX_ID = re.compile(r"[0-9A-Fa-f]{32}|[0-9A-Fa-f]{56}")
+_NUMBER = re.compile(r"-?[0-9]+")
+
+
+def shape(value: str) -> str:
+    """What a varying value must look like: ``<id>`` (a 32- or 56-hex-digit message id, or a
+    comma-separated list of them, as a batch's msgId), ``<number>``, ``<empty>`` or ``<text>``."""
+    parts = value.split(",")
+    if all(_HEX_ID.fullmatch(p) for p in parts):
+        return ",".join("<id>" for _ in parts)
+    if _NUMBER.fullmatch(value):
+        return "<number>"
+    return "<text>" if value else "<empty>"
+
+
 def substitutions(v: Vars) -> list[tuple[str, str]]:
     """The run's names and addresses and their placeholders, longest first."""
     pairs = [(v.broker, "{broker}"), (f"cf-{v.run}", "cf-{run}"), (v.broker_name, "{brokerName}"),
@@ -47,6 +64,9 @@ def substitutions(v: Vars) -> list[tuple[str, str]]:
     return sorted((p for p in pairs if p[0]), key=lambda p: -len(p[0]))
 
 
+#: A remark that reports an exception (``RemotingHelper.exceptionSimpleDesc``): the exception, then
+#: ", " and where it was thrown — a Java frame in 4.9.4, the broker's own code elsewhere: not compared.
+_EXCEPTION_REMARK = re.compile(r"^((?:[a-z]\w*\.)+\w*(?:Exception|Error)\b.*), [^,]+$", re.S)
 _ADDRESS = re.compile(r"\b\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}:\d{1,5}\b")
 
 
@@ -89,7 +109,7 @@ def _text(data: bytes) -> str:
 def record_view(record: MessageRecord, subs, ignore: tuple[str, ...] = ()) -> dict[str, Any]:
     """One stored message as compared: what the producer and the broker decided, not where or when
     (``ignore``: fields that depend on the broker's history, e.g. the queue offset in a system topic)."""
-    props = {_sub(k, subs): (VARIES if k in VOLATILE_PROPERTIES else _sub(val, subs))
+    props = {_sub(k, subs): (shape(val) if k in VOLATILE_PROPERTIES else _sub(val, subs))
              for k, val in record.properties.items()}
     return {"topic": _sub(record.topic, subs), "queueId": record.queue_id, "queueOffset": record.queue_offset,
             "flag": record.flag, "sysFlag": record.sys_flag, "reconsumeTimes": record.reconsume_times,
@@ -135,14 +155,15 @@ def normalize(cmd: RemotingCommand | None, v: Vars, how: Compare, outcome: str =
     if cmd is None:
         return {"outcome": outcome}
     subs = substitutions(v)
-    out: dict[str, Any] = {"outcome": outcome, "code": cmd.code}
+    out: dict[str, Any] = {"outcome": outcome, "code": cmd.code,
+                           "serializeType": SerializeType(cmd.serialize_type).name}
     if how.remark and cmd.remark is not None:
-        out["remark"] = _sub(cmd.remark, subs)
+        out["remark"] = _EXCEPTION_REMARK.sub(r"\1, {where}", _sub(cmd.remark, subs))
     elif cmd.remark:
         out["remark"] = VARIES
     if cmd.has_ext():
         ignore = VOLATILE_EXT | frozenset(how.ignore)
-        out["ext"] = {k: (VARIES if k in ignore or val is None else _sub(val, subs))
+        out["ext"] = {k: (None if val is None else shape(val) if k in ignore else _sub(val, subs))
                       for k, val in sorted(cmd.ext().items())}
     if cmd.body is not None:
         out["body"] = body_view(cmd.body, how.body, subs, how.ignore_body_keys)
@@ -166,6 +187,8 @@ class Difference:
             return "extFields." + self.path[4:]
         if self.path.startswith("body"):
             return "body"
+        if self.path == "serializeType":
+            return "serialize_type"
         return self.path
 
 

@@ -70,7 +70,8 @@ def _step_lines(step: StepResult, hex_views: bool) -> list[str]:
     out += [f"      {d}" for d in step.differences]
     out += [f"      check failed: {f}" for f in step.failures]
     if hex_views and step.differences:
-        for frame, who in ((step.expected_frame, "RocketMQ 4.9.4 answered"), (step.actual_frame, "this broker answered")):
+        for frame, who in ((step.expected_frame, "RocketMQ 4.9.4 answered"),
+                           (step.actual_frame, "this broker answered")):
             view = frame_view(frame, step, who)
             if view is not None:
                 out += ["", *("      " + line if line else "" for line in view.text().splitlines()), ""]
@@ -112,8 +113,10 @@ def _step_json(step: StepResult, full: bool) -> dict:
 
 
 def render_json(results: list[ScenarioResult], *, broker: str | None = None, namesrv: str | None = None,
-                run: str | None = None, full: bool = False) -> str:
-    doc = {"broker": broker, "namesrv": namesrv, "run": run, "compared_with": "RocketMQ 4.9.4",
+                run: str | None = None, full: bool = False, recorded_from: str | None = None) -> str:
+    """One document: the summary, then per scenario its status, reason, time and steps (the failed
+    steps with their differences, both normalized answers and both frames in hex; ``full``: every step)."""
+    doc = {"broker": broker, "namesrv": namesrv, "run": run, "compared_with": recorded_from or "RocketMQ 4.9.4",
            "summary": summary(results),
            "scenarios": [{"id": r.id, "group": r.group, "title": r.title, "status": r.status, "reason": r.reason,
                           "seconds": round(r.seconds, 3), "steps": [_step_json(s, full) for s in r.steps]}
@@ -125,7 +128,8 @@ _CSS = """
 body{font-family:system-ui,sans-serif;margin:1.5em;max-width:72em}
 table.cf{border-collapse:collapse;width:100%} table.cf td,table.cf th{border-bottom:1px solid #ddd;padding:.3em .5em;
 text-align:left;vertical-align:top} .pass{color:#166534;font-weight:600} .fail{color:#b91c1c;font-weight:600}
-.ns{color:#92400e;font-weight:600} code{font-size:90%} details{margin:.5em 0 1em 0} .diff{font-family:monospace}
+.ns{color:#92400e;font-weight:600} code{font-size:90%} .cf-mark{color:#b91c1c}
+details{margin:.5em 0 1em 0} .diff{font-family:monospace}
 """
 
 
@@ -151,7 +155,9 @@ def render_html(results: list[ScenarioResult], *, broker: str | None = None, nam
                                (step.actual_frame, "this broker answered")):
                 view = frame_view(frame, step, who) if step.differences else None
                 if view is not None:
-                    parts.append(f"<details open><summary>{esc(who)}</summary>{view.html()}</details>")
+                    marked = view.html().replace("&lt;&lt;&lt; differs:",
+                                                 '<b class="cf-mark">&lt;&lt;&lt; differs:</b>')
+                    parts.append(f"<details open><summary>{esc(who)}</summary>{marked}</details>")
         details.append("\n".join(parts))
     title = f"pymq conformance: {broker or ''}"
     return (f"<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{esc(title)}</title>"

@@ -22,6 +22,7 @@ from pymq_ref.remoting.bodies.consumer import LockBatchRequestBody, UnlockBatchR
 from pymq_ref.remoting.bodies.heartbeat import ConsumerData, HeartbeatData, ProducerData, SubscriptionData
 from pymq_ref.remoting.bodies.route import encode_register_body
 from pymq_ref.remoting.codes import RequestCode as R
+from pymq_ref.remoting.codes import SerializeType
 from pymq_ref.remoting.command import RemotingCommand
 
 from .steps import Vars
@@ -29,7 +30,7 @@ from .steps import Vars
 BORN_TIMESTAMP = 1700000000000
 #: MessageSysFlag bits and PullSysFlag bits used by the scenarios.
 COMPRESSED, TRANSACTION_PREPARED, TRANSACTION_COMMIT, TRANSACTION_ROLLBACK = 0x1, 0x4, 0x8, 0xC
-PULL_SUSPEND, PULL_SUBSCRIPTION = 0x2, 0x4
+PULL_COMMIT_OFFSET, PULL_SUSPEND, PULL_SUBSCRIPTION = 0x1, 0x2, 0x4
 
 
 def client_id(v: Vars, who: str = "a") -> str:
@@ -63,7 +64,8 @@ def send(v: Vars, topic: str, body: bytes, properties: dict | None = None, *, qu
 
 
 def send_batch(v: Vars, topic: str, bodies: list[bytes], tags: str = "TagB") -> RemotingCommand:
-    entries = [BatchEntry(body=body, properties={"TAGS": tags, "KEYS": f"k{i}", "WAIT": "true"}) for i, body in enumerate(bodies)]
+    entries = [BatchEntry(body=body, properties={"TAGS": tags, "KEYS": f"k{i}", "WAIT": "true"})
+               for i, body in enumerate(bodies)]
     return send(v, topic, encode_batch(entries), {}, batch=True)
 
 
@@ -73,14 +75,47 @@ def compressed(body: bytes) -> bytes:
 
 def pull(v: Vars, topic: str, offset: int = 0, *, queue_id: int = 0, group: str | None = None, suspend_ms: int = 0,
          subscription: str = "*", expression_type: str = "TAG", max_msgs: int = 32,
-         drop: tuple[str, ...] = ()) -> RemotingCommand:
-    """PULL_MESSAGE with the subscription in the request (no heartbeat needed)."""
-    flags = PULL_SUBSCRIPTION | (PULL_SUSPEND if suspend_ms else 0)
+         drop: tuple[str, ...] = (), commit_offset: int | None = None) -> RemotingCommand:
+    """PULL_MESSAGE with the subscription in the request (no heartbeat needed); ``commit_offset``
+    also commits the group's offset (FLAG_COMMIT_OFFSET, what the push consumer does)."""
+    flags = PULL_SUBSCRIPTION | (PULL_SUSPEND if suspend_ms else 0) | (PULL_COMMIT_OFFSET if commit_offset else 0)
     ext = {"consumerGroup": group or v.name("cg"), "topic": topic, "queueId": str(queue_id),
-           "queueOffset": str(offset), "maxMsgNums": str(max_msgs), "sysFlag": str(flags), "commitOffset": "0",
+           "queueOffset": str(offset), "maxMsgNums": str(max_msgs), "sysFlag": str(flags),
+           "commitOffset": str(commit_offset or 0),
            "suspendTimeoutMillis": str(suspend_ms), "subscription": subscription, "subVersion": "1",
            "expressionType": expression_type}
     return RemotingCommand.request(R.PULL_MESSAGE, {k: val for k, val in ext.items() if k not in drop})
+
+
+def in_rocketmq_serialization(request: RemotingCommand) -> RemotingCommand:
+    """The same request with the binary (ROCKETMQ) header instead of JSON: the answer must come back
+    in it too."""
+    return request.with_(serialize_type=SerializeType.ROCKETMQ)
+
+
+def view_message(v: Vars, phy_offset: int) -> RemotingCommand:
+    """VIEW_MESSAGE_BY_ID: the record at a CommitLog offset (what ``viewMessage(offsetMsgId)`` asks)."""
+    return RemotingCommand.request(R.VIEW_MESSAGE_BY_ID, {"offset": str(phy_offset)})
+
+
+def query_message(v: Vars, topic: str, key: str, max_num: int = 32) -> RemotingCommand:
+    """QUERY_MESSAGE: messages of ``topic`` whose KEYS hold ``key``, through the index."""
+    return RemotingCommand.request(R.QUERY_MESSAGE, {"topic": topic, "key": key, "maxNum": str(max_num),
+                                                    "beginTimestamp": "0", "endTimestamp": str(2**63 - 1)})
+
+
+def kv_config(code: int, namespace: str, key: str, value: str | None = None) -> RemotingCommand:
+    """PUT_KV_CONFIG / GET_KV_CONFIG / DELETE_KV_CONFIG on the name server."""
+    ext = {"namespace": namespace, "key": key}
+    if value is not None:
+        ext["value"] = value
+    return RemotingCommand.request(code, ext)
+
+
+def encoded(request: RemotingCommand, *, opaque: int = 1, oneway: bool = False) -> bytes:
+    """The bytes of a request written by hand (for :class:`~.steps.Raw` steps)."""
+    from pymq_ref.remoting.codec import encode
+    return encode(request.with_(opaque=opaque, flag=request.flag | (2 if oneway else 0)))
 
 
 def queue_request(code: int, topic: str, queue_id: int = 0, **more: str) -> RemotingCommand:
@@ -147,7 +182,8 @@ def end_checked_transaction(v: Vars, group: str, check: RemotingCommand, commit:
         "transactionId": ext.get("transactionId") or ""}, oneway=True)
 
 
-def lock(v: Vars, group: str, who: str, topic: str, queues: tuple[int, ...], *, unlock: bool = False) -> RemotingCommand:
+def lock(v: Vars, group: str, who: str, topic: str, queues: tuple[int, ...], *,
+         unlock: bool = False) -> RemotingCommand:
     mqs = [MessageQueue(topic, v.broker_name, q) for q in queues]
     cls = UnlockBatchRequestBody if unlock else LockBatchRequestBody
     return RemotingCommand.request(R.UNLOCK_BATCH_MQ if unlock else R.LOCK_BATCH_MQ, None,

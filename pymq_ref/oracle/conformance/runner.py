@@ -32,7 +32,7 @@ from pymq_ref.remoting.errors import RemotingError
 from pymq_ref.remoting.transport import RemotingClient, parse_address
 
 from .normalize import Difference, differences, normalize
-from .steps import Await, Call, Compare, ExpectRequest, Poll, Raw, Scenario, Start, Vars
+from .steps import Await, Call, Compare, ExpectRequest, Oneway, Poll, Raw, Scenario, Start, Vars
 
 PASS, FAIL, NOT_SUPPORTED = "pass", "fail", "not supported"
 
@@ -80,13 +80,15 @@ class FrameTap:
     def __init__(self):
         self.buffer = bytearray()
         self.frames: dict[tuple[bool, int], bytes] = {}
+        self.error: str | None = None  # why a frame the peer sent does not decode (the connection then closes)
 
     def feed(self, data: bytes) -> None:
         self.buffer += data
         while True:
             try:
                 length = frame_length(self.buffer, 0, max_frame_length=1 << 30)
-            except Exception:  # noqa: BLE001 — the connection itself reports bad frames
+            except Exception as e:  # noqa: BLE001 — the connection itself closes on bad frames
+                self.error = f"{e} (bytes {bytes(self.buffer[:16]).hex()}...)"
                 self.buffer.clear()
                 return
             if length is None or len(self.buffer) < length:
@@ -95,7 +97,8 @@ class FrameTap:
             del self.buffer[:length]
             try:
                 cmd = decode(frame).command
-            except Exception:  # noqa: BLE001
+            except Exception as e:  # noqa: BLE001
+                self.error = f"{e} (frame {frame[:24].hex()}...)"
                 continue
             if len(self.frames) > 4096:
                 self.frames.pop(next(iter(self.frames)))
@@ -212,6 +215,9 @@ class Runner:
             result.status, result.reason = FAIL, str(e)
         except (RemotingError, OSError, asyncio.TimeoutError) as e:
             result.status, result.reason = FAIL, f"{type(e).__name__}: {e}"
+            bad = [tap.error for tap in self.taps.values() if tap.error]
+            if bad:
+                result.reason += "; the broker sent a frame that does not decode: " + bad[0]
         except Exception as e:  # noqa: BLE001 — an answer the steps cannot read fails its scenario, not the run
             result.status, result.reason = FAIL, f"cannot go on: {type(e).__name__}: {e}"
         finally:
@@ -244,9 +250,16 @@ class Runner:
                     response = future.exception() or future.result()
                     raise _Abort(f"{step.name}: answered at once ({response!r}); the request should have been held")
             return v
+        if isinstance(step, Oneway):
+            channel, _ = await self._channel(step.target)
+            channel.invoke_oneway(step.build(v))
+            return v
         if isinstance(step, Await):
             future, tap, code = pending.pop(step.name)
-            response = await asyncio.wait_for(future, step.timeout)
+            try:
+                response = await asyncio.wait_for(future, step.timeout)
+            except asyncio.TimeoutError:
+                raise _Abort(f"{step.name}: no answer within {step.timeout:g} s") from None
             frame = tap.frames.pop((True, response.opaque), None)
             return self._judge(scenario, step.name, step, v, response, frame, code, result)
         if isinstance(step, Call):
@@ -266,6 +279,7 @@ class Runner:
                 response, frame = await self._invoke(step.target, request, 5.0)
                 if step.until(v, response):
                     break
+                self._check_served(scenario, step.name, response, request.code)
                 if time.monotonic() > deadline:
                     result.steps.append(StepResult(step.name, failures=[
                         f"still not there after {step.timeout:g} s; last answer {response!r}"]))
@@ -320,16 +334,21 @@ class Runner:
         finally:
             writer.close()
 
+    def _check_served(self, scenario: Scenario, name: str, response: RemotingCommand | None, request_code: int) -> None:
+        """REQUEST_CODE_NOT_SUPPORTED where 4.9.4 served the request: the scenario is not supported."""
+        if response is None or response.code != ResponseCode.REQUEST_CODE_NOT_SUPPORTED or self.record:
+            return
+        exp = self._expected_step(scenario, name)
+        if exp is not None and exp["answer"].get("code") != ResponseCode.REQUEST_CODE_NOT_SUPPORTED:
+            raise _Unsupported(f"{name}: the broker does not serve request code {request_code}")
+
     def _judge(self, scenario: Scenario, name: str, step, v: Vars, response: RemotingCommand | None,
                frame: bytes | None, request_code: int | None, result: ScenarioResult, outcome: str = "answer") -> Vars:
         how: Compare | None = getattr(step, "compare", None)
         sr = StepResult(name, actual_frame=frame, request_code=request_code)
         if how is not None:
-            if response is not None and response.code == ResponseCode.REQUEST_CODE_NOT_SUPPORTED and \
-                    outcome == "answer" and request_code not in (None,) and not self.record:
-                exp = self._expected_step(scenario, name)
-                if exp is not None and exp["answer"].get("code") != ResponseCode.REQUEST_CODE_NOT_SUPPORTED:
-                    raise _Unsupported(f"{name}: the broker does not serve request code {request_code}")
+            if outcome == "answer" and request_code is not None:
+                self._check_served(scenario, name, response, request_code)
             sr.actual = normalize(response, v, how, outcome)
             if not self.record:
                 exp = self._expected_step(scenario, name)

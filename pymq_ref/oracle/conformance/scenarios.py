@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import zlib
 
-from pymq_ref.formats.properties import decode_properties  # noqa: F401  (re-exported for scenario authors)
 from pymq_ref.remoting.codes import RequestCode as R
 from pymq_ref.remoting.codes import ResponseCode as C
 from pymq_ref.remoting.command import RemotingCommand
 
 from . import requests as q
 from .normalize import decode_records
-from .steps import Await, Call, Compare, ExpectRequest, Poll, Raw, Scenario, Start, Vars
+from .steps import Await, Call, Compare, ExpectRequest, Oneway, Poll, Raw, Scenario, Start, Vars
 
 SETUP = None  # compare=SETUP: a set-up step
 SEND = Compare(body="ignore")
@@ -68,19 +67,6 @@ def save_record(prefix: str):
         rec = q.first_record(r)
         return {f"{prefix}.phy": rec.phy_offset, f"{prefix}.msgid": rec.properties.get("UNIQ_KEY", "")}
     return save
-
-
-def save_offset(key: str):
-    def save(v: Vars, r: RemotingCommand) -> dict:
-        return {key: int(r.ext()["offset"])}
-    return save
-
-
-def offset_grew(key: str, by: int):
-    def check(v: Vars, r: RemotingCommand) -> str | None:
-        now = int(r.ext().get("offset", -1))
-        return None if now == v[key] + by else f"max offset {now}, expected {v[key]} + {by}"
-    return check
 
 
 def no_sql92(r: RemotingCommand) -> str | None:
@@ -148,6 +134,20 @@ SENDING = [
         pull_until("pull", "props", 1, checks=(lambda v, r: None if q.first_record(r).properties.get("color") == "blue"
                      else "user property 'color' lost",)),
     )),
+    Scenario("send.oneway", "sending", "a oneway send is stored although nothing answers it", (
+        create("ow"),
+        Oneway("send oneway", lambda v: q.send(v, v.name("ow"), b"fire and forget", {"TAGS": "TagO"})),
+        pull_until("pull", "ow", 1, checks=(bodies_are(b"fire and forget"),)),
+    )),
+    Scenario("send.rocketmq_serialization", "sending", "requests with the binary ROCKETMQ header get answers in it", (
+        create("bin"),
+        Call("send", lambda v: q.in_rocketmq_serialization(
+            q.send(v, v.name("bin"), b"binary header", {"TAGS": "TagB"})),
+             compare=SEND, checks=(code_is(C.SUCCESS),)),
+        Poll("pull", lambda v: q.in_rocketmq_serialization(q.pull(v, v.name("bin"))), until=pulled(1), compare=PULLED,
+             checks=(bodies_are(b"binary header"),)),
+        Call("unknown code", lambda v: q.in_rocketmq_serialization(RemotingCommand.request(9999))),
+    )),
     Scenario("send.queue_offsets", "sending", "queue offsets count per queue; max/min offsets follow", (
         create("qo"),
         send1("send q0 #1", "qo", b"a"), send1("send q0 #2", "qo", b"b"), send1("send q1", "qo", b"c", queue_id=1),
@@ -201,6 +201,22 @@ OFFSETS = [
         Call("update past the end", lambda v: q.update_offset(v, v.name("off"), v.name("og"), 7)),
         Call("query again", lambda v: q.query_offset(v, v.name("off"), v.name("og"))),
     )),
+    Scenario("offsets.pull_commit", "offsets", "a pull with FLAG_COMMIT_OFFSET commits the group's offset", (
+        create("pc"),
+        send1("send #1", "pc", b"1"), send1("send #2", "pc", b"2"), max_offset_until("max offset", "pc", 2),
+        Call("pull from 1, committing 1", lambda v: q.pull(v, v.name("pc"), 1, group=v.name("pcg"), commit_offset=1),
+             compare=PULLED, checks=(bodies_are(b"2"),)),
+        Call("query", lambda v: q.query_offset(v, v.name("pc"), v.name("pcg")), checks=(ext_is("offset", "1"),)),
+    )),
+    Scenario("offsets.by_time", "offsets", "SEARCH_OFFSET_BY_TIMESTAMP before the first and after the last message", (
+        create("bt"),
+        send1("send #1", "bt", b"1"), send1("send #2", "bt", b"2"), max_offset_until("max offset", "bt", 2),
+        Call("search at 0", lambda v: q.queue_request(R.SEARCH_OFFSET_BY_TIMESTAMP, v.name("bt"), timestamp="0")),
+        Call("search far ahead", lambda v: q.queue_request(R.SEARCH_OFFSET_BY_TIMESTAMP, v.name("bt"),
+                                                           timestamp=str(4102444800000))),
+        Call("earliest store time", lambda v: q.queue_request(R.GET_EARLIEST_MSG_STORETIME, v.name("bt")),
+             compare=Compare(ignore=("timestamp",))),
+    )),
     Scenario("offsets.heartbeat", "offsets", "a heartbeat registers the consumer; the group lists it", (
         create("hb"),
         Call("heartbeat", lambda v: q.heartbeat(v, consumer_group=v.name("hbg"), topic=v.name("hb"))),
@@ -211,6 +227,28 @@ OFFSETS = [
             "clientID": q.client_id(v), "consumerGroup": v.name("hbg")})),
         Call("consumer list after", lambda v: RemotingCommand.request(R.GET_CONSUMER_LIST_BY_GROUP,
                                                                       {"consumerGroup": v.name("hbg")})),
+    )),
+]
+
+# -- queries ------------------------------------------------------------------------------------------
+
+QUERIES = [
+    Scenario("query.view_message", "queries", "VIEW_MESSAGE_BY_ID reads the record at a CommitLog offset", (
+        create("vm"),
+        send1("send", "vm", b"look at me", {"TAGS": "TagV", "KEYS": "kv"}),
+        pull_until("pull", "vm", 1, save=save_record("m")),
+        Call("view", lambda v: q.view_message(v, v["m.phy"]), compare=PULLED, checks=(bodies_are(b"look at me"),)),
+        Call("view a bad offset", lambda v: q.view_message(v, 1 << 40)),
+    )),
+    Scenario("query.by_key", "queries", "QUERY_MESSAGE finds messages by a KEYS token through the index", (
+        create("qk"),
+        send1("send k1", "qk", b"first", {"KEYS": "order-1 shared"}),
+        send1("send k2", "qk", b"second", {"KEYS": "order-2 shared"}),
+        Poll("query shared", lambda v: q.query_message(v, v.name("qk"), "shared"),
+             until=lambda v, r: r.code == C.SUCCESS and len(decode_records(r.body or b"")) == 2, compare=PULLED),
+        Call("query order-2", lambda v: q.query_message(v, v.name("qk"), "order-2"), compare=PULLED,
+             checks=(bodies_are(b"second"),)),
+        Call("query a key nobody has", lambda v: q.query_message(v, v.name("qk"), "nobody")),
     )),
 ]
 
@@ -367,6 +405,13 @@ ROUTES = [
         Call("route after", lambda v: q.route(v, v.name("fake-topic")), target="namesrv",
              checks=(code_is(C.TOPIC_NOT_EXIST),)),
     ), needs_namesrv=True),
+    Scenario("namesrv.kv_config", "routes", "the name server's KV config: put, get, delete, get again", (
+        Call("put", lambda v: q.kv_config(R.PUT_KV_CONFIG, v.name("ns"), "k", "v1"), target="namesrv"),
+        Call("get", lambda v: q.kv_config(R.GET_KV_CONFIG, v.name("ns"), "k"), target="namesrv",
+             checks=(ext_is("value", "v1"),)),
+        Call("delete", lambda v: q.kv_config(R.DELETE_KV_CONFIG, v.name("ns"), "k"), target="namesrv"),
+        Call("get after delete", lambda v: q.kv_config(R.GET_KV_CONFIG, v.name("ns"), "k"), target="namesrv"),
+    ), needs_namesrv=True),
     Scenario("namesrv.cluster", "routes", "the cluster table lists the broker under test", (
         Call("cluster info", lambda v: RemotingCommand.request(R.GET_BROKER_CLUSTER_INFO), target="namesrv",
              compare=Compare(body="ignore"),
@@ -408,7 +453,12 @@ ERRORS = [
         Call("send 4 MiB + 1", lambda v: q.send(v, v.name("big"), b"x" * (4 * 1024 * 1024 + 1)),
              checks=(code_is(C.MESSAGE_ILLEGAL),)),
     )),
-    Scenario("error.oversized_frame", "errors", "a length field over 16 MiB closes the connection; the server serves on", (
+    Scenario("error.oneway_unknown_code", "errors", "a oneway request with an unknown code gets no answer", (
+        Raw("oneway code 9999", lambda v: q.encoded(RemotingCommand.request(9999), opaque=77, oneway=True),
+            timeout=1.5),
+    )),
+    Scenario("error.oversized_frame", "errors",
+             "a length field over 16 MiB closes the connection; the server serves on", (
         Raw("frame of 16 MiB + 1", lambda v: q.raw_frame(16 * 1024 * 1024 + 1, b"{}")),
         Call("next request", lambda v: RemotingCommand.request(9999)),
     )),
@@ -418,17 +468,19 @@ ERRORS = [
     )),
 ]
 
-GROUPS = {"sending": SENDING, "pulling": PULLING, "offsets": OFFSETS, "retry and DLQ": RETRY, "delay levels": DELAY,
-          "transactions": TRANSACTIONS, "filters": FILTERS, "orderly locks": LOCKS, "routes": ROUTES,
-          "errors": ERRORS}
+GROUPS = {"sending": SENDING, "pulling": PULLING, "offsets": OFFSETS, "queries": QUERIES, "retry and DLQ": RETRY,
+          "delay levels": DELAY, "transactions": TRANSACTIONS, "filters": FILTERS, "orderly locks": LOCKS,
+          "routes": ROUTES, "errors": ERRORS}
 #: Every scenario, in the order they run.
 SCENARIOS: list[Scenario] = [s for group in GROUPS.values() for s in group]
 
 
 def select(pattern: str | None) -> list[Scenario]:
-    """The scenarios whose id or group matches ``pattern`` (fnmatch, comma-separated; None: all)."""
+    """The scenarios whose id or group matches ``pattern`` (fnmatch, comma-separated; a bare prefix such as
+    ``tx`` selects ``tx.*``; None: all)."""
     from fnmatch import fnmatch
     if not pattern:
         return list(SCENARIOS)
     pats = [p.strip() for p in pattern.split(",") if p.strip()]
-    return [s for s in SCENARIOS if any(fnmatch(s.id, p) or fnmatch(s.group, p) or p in s.id for p in pats)]
+    return [s for s in SCENARIOS if any(fnmatch(s.id, p) or fnmatch(s.group, p) or s.id.startswith(p + ".")
+                                      for p in pats)]

@@ -10,6 +10,7 @@ Step kinds:
 
 * :class:`Call` — a two-way request to the broker or the name server; its answer is compared with
   the recorded 4.9.4 answer and checked; values may be saved for later steps.
+* :class:`Oneway` — a oneway request (no answer; a later step shows what it did).
 * :class:`Start` / :class:`Await` — a request sent now and answered later (a held pull); ``Start``
   may check that nothing came back yet.
 * :class:`Poll` — a request repeated until a predicate holds or a timeout passes (a delayed message
@@ -89,6 +90,15 @@ class Call:
 
 
 @dataclass(frozen=True)
+class Oneway:
+    """A oneway request (no answer is expected; a later step shows its effect)."""
+
+    name: str
+    build: Build
+    target: str = "broker"
+
+
+@dataclass(frozen=True)
 class Start:
     """Send now, answer later (collected by the :class:`Await` of the same name)."""
 
@@ -147,7 +157,7 @@ class Raw:
     timeout: float = 5.0
 
 
-Step = Call | Start | Await | Poll | ExpectRequest | Raw
+Step = Call | Oneway | Start | Await | Poll | ExpectRequest | Raw
 
 
 @dataclass(frozen=True)

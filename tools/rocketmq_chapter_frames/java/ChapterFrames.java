@@ -22,13 +22,18 @@ public class ChapterFrames {
         ns = args[0];
         topic = args[2];
         boolean ok;
-        switch (args[1]) {
-            case "tour": ok = tour(); break;
-            case "delay": ok = delay(); break;
-            case "retry": ok = retry(); break;
-            case "transaction": ok = transaction(); break;
-            case "filter": ok = filter(); break;
-            default: System.out.println("unknown scenario " + args[1]); ok = false;
+        try {
+            switch (args[1]) {
+                case "tour": ok = tour(); break;
+                case "delay": ok = delay(); break;
+                case "retry": ok = retry(); break;
+                case "transaction": ok = transaction(); break;
+                case "filter": ok = filter(); break;
+                default: System.out.println("unknown scenario " + args[1]); ok = false;
+            }
+        } catch (Exception e) { // the client's threads would keep the JVM alive: report and exit
+            System.out.println("FAILED " + e);
+            ok = false;
         }
         System.out.println("DONE ok=" + ok);
         System.out.flush();
@@ -39,6 +44,8 @@ public class ChapterFrames {
         DefaultMQProducer p = new DefaultMQProducer(group);
         p.setNamesrvAddr(ns);
         p.setInstanceName("chapter");
+        patient(p);
+        p.setSendMsgTimeout(30000);
         p.start();
         return p;
     }
@@ -48,8 +55,14 @@ public class ChapterFrames {
         c.setNamesrvAddr(ns);
         c.setInstanceName("chapter");
         c.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
+        patient(c);
         c.subscribe(topic, selector);
         return c;
+    }
+
+    /** A shared, busy machine answers slowly: wait up to 15 s for the name server and broker (4.9.4: 3 s). */
+    static void patient(org.apache.rocketmq.client.ClientConfig c) {
+        c.setMqClientApiTimeout(15000);
     }
 
     static Message message(String tag, String key, String body) {
@@ -133,6 +146,8 @@ public class ChapterFrames {
         TransactionMQProducer p = new TransactionMQProducer("TxProducer");
         p.setNamesrvAddr(ns);
         p.setInstanceName("chapter");
+        patient(p);
+        p.setSendMsgTimeout(30000);
         CountDownLatch checked = new CountDownLatch(1);
         p.setTransactionListener(new TransactionListener() {
             public LocalTransactionState executeLocalTransaction(Message msg, Object arg) {

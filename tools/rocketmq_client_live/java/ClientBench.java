@@ -20,8 +20,14 @@ import org.apache.rocketmq.common.message.Message;
 public class ClientBench {
     public static void main(String[] args) throws Exception {
         String ns = args[0], mode = args[1], topic = args[2];
-        if (mode.equals("send")) send(ns, topic, Integer.parseInt(args[3]), Integer.parseInt(args[4]), Integer.parseInt(args[5]));
-        else drain(ns, topic, args[3], Integer.parseInt(args[4]), Integer.parseInt(args[5]));
+        try {
+            if (mode.equals("send")) send(ns, topic, Integer.parseInt(args[3]), Integer.parseInt(args[4]), Integer.parseInt(args[5]));
+            else drain(ns, topic, args[3], Integer.parseInt(args[4]), Integer.parseInt(args[5]));
+        } catch (Throwable e) {
+            System.out.println("FAILED " + e);
+            e.printStackTrace(System.out);
+            System.exit(2); // the client's non-daemon threads would keep the JVM alive
+        }
         System.exit(0);
     }
 
