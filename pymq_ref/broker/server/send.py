@@ -28,14 +28,15 @@ from .context import BrokerContext, channel_host
 from .replies import refused
 
 
-def read_send_header(request) -> SendMessageRequestHeader:
-    """``parseRequestHeader``: V2, batch and V2 reply requests carry the short keys."""
+def read_send_header(request) -> SendMessageRequestHeader | SendMessageRequestHeaderV2:
+    """``parseRequestHeader``: V2, batch and V2 reply requests carry the short keys. Both classes
+    have the same attributes (``producer_group``, ``topic`` …), so the V2 one is used as it is."""
     if request.code in (RequestCode.SEND_MESSAGE_V2, RequestCode.SEND_BATCH_MESSAGE, RequestCode.SEND_REPLY_MESSAGE_V2):
-        return request.header(SendMessageRequestHeaderV2).to_v1()
+        return request.header(SendMessageRequestHeaderV2)
     return request.header(SendMessageRequestHeader)
 
 
-def to_send_request(h: SendMessageRequestHeader, body: bytes | None, channel, batch: bool) -> SendMessageRequest:
+def to_send_request(h: SendMessageRequestHeader | SendMessageRequestHeaderV2, body: bytes | None, channel, batch: bool) -> SendMessageRequest:
     return SendMessageRequest(
         topic=h.topic if h.topic is not None else "", body=body or b"", properties=h.properties or "",
         producer_group=h.producer_group or "", queue_id=h.queue_id if h.queue_id is not None else -1,
