@@ -30,7 +30,8 @@ RUNTIME_VALUE_FREE = {"commitLogDirCapacity", "commitLogDiskRatio", "consumeQueu
                       "putMessageTimesTotal", "putMessageSizeTotal", "putMessageAverageSize",
                       "putMessageEntireTimeMax", "getMessageEntireTimeMax", "putTps", "getTotalTps",
                       "getFoundTps", "getMissTps", "getTransferedTps", "msgGetTotalTodayNow", "putLatency99",
-                      "putLatency999", "dispatchMaxBuffer", "pageCacheLockTimeMills", "putMessageFailedTimes"}
+                      "putLatency999", "dispatchMaxBuffer", "pageCacheLockTimeMills", "putMessageFailedTimes",
+                      "putMessageDistributeTime"}
 #: body fields that are statistics pymq-ref does not keep
 STAT_KEYS = {"consumeTps"}
 _ADDR = re.compile(r"^\d+\.\d+\.\d+\.\d+:\d+$")
@@ -53,6 +54,7 @@ class Exchange:
 @dataclass
 class Replay:
     exchanges: list[Exchange] = field(default_factory=list)
+    last_seq: dict[int, int] = field(default_factory=dict)  # conn -> seq of its last recorded frame
     pushed_real: dict[int, list[RemotingCommand]] = field(default_factory=dict)  # conn -> broker's requests
     pushed_ours: dict[int, list[RemotingCommand]] = field(default_factory=dict)
 
@@ -71,6 +73,7 @@ def pair_up(frames: list[dict]) -> Replay:
     out = Replay()
     pending: dict[tuple[int, int], Exchange] = {}
     for fr in frames:
+        out.last_seq[fr["conn"]] = fr["seq"]
         cmd = command_of(fr)
         if fr["direction"] == "c2s" and not cmd.is_response:
             ex = Exchange(fr["seq"], fr["conn"], cmd, None, step=fr.get("step", ""))
@@ -106,6 +109,8 @@ async def replay(rep: Replay, broker_addr: str, *, timeout: float = 10.0, settle
 
     try:
         for ex in rep.exchanges:
+            for conn in [c for c in clients if rep.last_seq.get(c, 0) < ex.seq and c != ex.conn]:
+                await clients.pop(conn).close()  # the recorded connection had ended (its client left)
             if before_each is not None:
                 await before_each()
             client = client_for(ex.conn)
