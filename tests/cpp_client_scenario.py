@@ -2,7 +2,8 @@
 RocketMQ C++ client behind PyPI ``rocketmq==0.4.4`` against a name server.
 
     python cpp_client_scenario.py NAMESRV TOPIC N
-      sync-sends N messages (keys k0..), one oneway, a batch of 3; a push consumer receives them;
+      sync-sends N messages (keys k0..), one oneway, a batch of 3 (stored as one message: see below);
+      a push consumer receives them;
       a pull consumer reads every queue from offset 0. Prints one JSON object.
 """
 
@@ -40,7 +41,9 @@ def main(namesrv: str, topic: str, n: int) -> dict:
         batch = [message(topic, f"b{i}", f"cpp batch {i}".encode()) for i in range(3)]
         r = producer.send_batch(batch)
         out["batch_status"] = int(r.status)
-        out["sent"] += [f"b{i}" for i in range(3)]
+        # rocketmq-client-cpp 2.0 sends a batch as SEND_MESSAGE with batch=1, which 4.9.4 reads as false
+        # (Boolean.parseBoolean): the batch body is stored as one message without keys
+        out["sent"].append("")
     finally:
         producer.shutdown()
 

@@ -111,7 +111,7 @@ def test_up_serves_a_producer_and_a_consumer_over_the_wire(tmp_path):
                 assert (gone.code, gone.remark) == (24, "the consumer's group info not exist"
                                                   "\nSee http://rocketmq.apache.org/docs/faq/ for further details.")
 
-                unknown = await c.invoke(up.broker_addr, RemotingCommand.request(9999 % 32768))
+                unknown = await c.invoke(up.broker_addr, RemotingCommand.request(9999))
                 assert (unknown.code, unknown.remark) == (3, f" request type {9999} not supported")
             finally:
                 await c.close()
@@ -196,3 +196,45 @@ def test_pymq_up_prints_where_everything_is_and_stops_on_sigterm(tmp_path):
     assert proc.returncode == 0, err
     assert "name server and broker stopped" in err
     assert not (store / "abort").exists()
+
+
+def test_sync_flush_sends_share_group_commits_over_the_wire(tmp_path):
+    async def main():
+        settings = dict(SMALL_STORE, flushDiskType="SYNC_FLUSH")
+        async with run_up(str(tmp_path / "store"), namesrv_port=0, broker_port=0, settings=settings) as up:
+            c = RecordingClient()
+            try:
+                answers = await asyncio.gather(*(c.invoke(up.broker_addr, send_v2("TS", b"%d" % i, queue_id=0))
+                                                 for i in range(64)))
+                assert [a.code for a in answers] == [0] * 64
+                assert sorted(int(a.ext()["queueOffset"]) for a in answers) == list(range(64))
+                store = up.broker.broker.store
+                assert store.commit_log.queue.flushed_where >= store.commit_log.max_offset  # acknowledged = on disk
+                assert store.group_commit.rounds < 64  # pipelined sends shared flushes
+            finally:
+                await c.close()
+    asyncio.run(main())
+
+
+def test_clients_that_vanish_or_send_garbage_do_not_stop_the_broker(tmp_path):
+    async def main():
+        async with run_up(str(tmp_path / "store"), namesrv_port=0, broker_port=0, settings=SMALL_STORE) as up:
+            gone = RecordingClient()
+            held = asyncio.ensure_future(gone.invoke(up.broker_addr, pull("CGV", "TV", 0, 0, suspend_ms=20_000), 30))
+            bad = await gone.invoke(up.broker_addr, RemotingCommand.request(RequestCode.HEART_BEAT, None, b"{not json"))
+            assert bad.code == 1 and "HeartbeatData" in bad.remark  # a typed refusal, not a dead connection
+            await asyncio.sleep(0.2)
+            await gone.close()  # vanishes while its pull is held
+            await asyncio.gather(held, return_exceptions=True)
+            c = RecordingClient()
+            try:
+                assert (await c.invoke(up.broker_addr, send_v2("TV", b"after", queue_id=0))).code == 0
+                for _ in range(100):
+                    answer = await c.invoke(up.broker_addr, pull("CGV", "TV", 0, 0))
+                    if answer.code == 0:
+                        break
+                    await asyncio.sleep(0.02)
+                assert [r.body for r in iter_records(answer.body, with_spans=False)] == [b"after"]
+            finally:
+                await c.close()
+    asyncio.run(main())

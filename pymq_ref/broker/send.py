@@ -261,6 +261,10 @@ class SendMessageProcessor:
             return self.send_batch(req)
         record, queue_id, half = self.build_message(req)
         put = self.prepare_message(record) if half else self.put_message(record)
+        return self.send_result(record, queue_id, put)
+
+    def send_result(self, record: MessageRecord, queue_id: int, put: Put) -> SendResult:
+        """The result of a put of :meth:`build_message`'s record (raises for a failed put)."""
         code = raise_for_put(put.result, self.disk_util, self.max_message_size)
         ar = put.append_result
         return SendResult(_SEND_STATUS[code], code, record.properties.get(UNIQ_KEY), ar.msg_id, queue_id,
@@ -272,6 +276,11 @@ class SendMessageProcessor:
     def send_batch(self, req: SendMessageRequest) -> SendResult:
         """``asyncSendBatchMessage``: no retry/DLQ or transaction handling; the store re-encodes
         every entry (storage.md §2.5) and refuses a batch with a delay level or a transaction type."""
+        batch, queue_id, uniq = self.build_batch(req)
+        return self.batch_result(req, queue_id, uniq, self.put_messages(batch))
+
+    def build_batch(self, req: SendMessageRequest) -> tuple[MessageRecord, int, list]:
+        """(the batch record to store, queue id, the entries' UNIQ_KEYs); raises for a refused batch."""
         tc = self.msg_check(req)
         queue_id = req.queue_id if req.queue_id >= 0 else self.random_queue_id(tc.write_queue_nums)
         sys_flag = req.sys_flag | (MULTI_TAGS_FLAG if tc.topic_filter_type == "MULTI_TAG" else 0)
@@ -286,7 +295,9 @@ class SendMessageProcessor:
             raise
         except Exception as e:  # a malformed batch body
             raise MessageIllegalResponseError(f"the batch body is malformed: {e}") from None
-        put = self.put_messages(batch)
+        return batch, queue_id, uniq
+
+    def batch_result(self, req: SendMessageRequest, queue_id: int, uniq: list, put: Put) -> SendResult:
         code = raise_for_put(put.result, self.disk_util, self.max_message_size)
         ar = put.append_result
         msg_id = ",".join(u for u in uniq if u) or None

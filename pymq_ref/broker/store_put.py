@@ -56,6 +56,23 @@ class StorePutter:
         self.before_put = before_put
 
     def put(self, record: MessageRecord) -> Put:
+        prepared = self._prepare(record)
+        if isinstance(prepared, Put):
+            return prepared
+        record, stored = prepared
+        return Put(self.store.put_message(record), stored)
+
+    async def put_async(self, record: MessageRecord) -> Put:
+        """:meth:`put` for a caller on an asyncio loop: under SYNC_FLUSH it waits for the group
+        commit without blocking the loop (so concurrent puts share one flush)."""
+        prepared = self._prepare(record)
+        if isinstance(prepared, Put):
+            return prepared
+        record, stored = prepared
+        return Put(await self.store.async_put_message(record), stored)
+
+    def _prepare(self, record: MessageRecord):
+        """(record to put, record as stored) — or the refusing :class:`Put` of the put hook."""
         if self.before_put is not None:
             hooked = self.before_put(record)
             if isinstance(hooked, PutMessageResult):
@@ -67,7 +84,10 @@ class StorePutter:
                 stored = transform_delay_level(record, self.store.delay_table)  # what the store will do
             except MessageIllegalError:
                 pass  # the store answers MESSAGE_ILLEGAL itself
-        return Put(self.store.put_message(record), stored)
+        return record, stored
 
     def put_batch(self, batch: MessageRecord) -> Put:
         return Put(self.store.put_messages(batch), batch)
+
+    async def put_batch_async(self, batch: MessageRecord) -> Put:
+        return Put(await self.store.async_put_messages(batch), batch)

@@ -50,7 +50,7 @@ def sync_subscriptions(ctx: BrokerContext, group: str) -> None:
 def notify_consumer_ids_changed(ctx: BrokerContext, group: str) -> None:
     """``Broker2Client.notifyConsumerIdsChanged`` to every member of the group (oneway)."""
     g = ctx.consumers.get(group)
-    if g is None or ctx.tell_client is None or not ctx.settings.get("notifyConsumerIdsChangedEnable", "true") == "true":
+    if g is None or ctx.tell_client is None or not ctx.settings.get("notifyConsumerIdsChangedEnable", "true").strip().lower() == "true":
         return
     for channel in g.all_channels():
         ctx.tell_client(channel, RemotingCommand.request(

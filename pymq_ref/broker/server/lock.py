@@ -4,6 +4,7 @@ The answer to a lock lists the queues the client now holds (``LockBatchResponseB
 
 from __future__ import annotations
 
+from pymq_ref.remoting.bodies.bean import java_map_order
 from pymq_ref.remoting.bodies import (BodyError, LockBatchRequestBody, LockBatchResponseBody, UnlockBatchRequestBody,
                                       decode_json, encode_body)
 from pymq_ref.remoting.codes import RequestCode, ResponseCode
@@ -23,7 +24,10 @@ def _body(cls, request):
 def handlers(ctx: BrokerContext) -> dict:
     def lock_batch_mq(request, channel):
         body = _body(LockBatchRequestBody, request)
-        locked = ctx.broker.lock_batch_mq(body.consumer_group or "", list(body.mq_set), body.client_id or "")
+        mqs = list(body.mq_set)
+        locked = ctx.broker.lock_batch_mq(body.consumer_group or "", mqs, body.client_id or "")
+        # the answer is a new HashSet<>(mqs.size()): its iteration order is what goes on the wire
+        locked = java_map_order(locked, ("HashMap", len(mqs)))
         return RemotingCommand.response(ResponseCode.SUCCESS, body=encode_body(LockBatchResponseBody(locked)))
 
     def unlock_batch_mq(request, channel):
