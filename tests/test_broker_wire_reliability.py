@@ -184,6 +184,7 @@ def test_soak_8_producers_4_consumers_nothing_lost_no_duplicates(tmp_path, zygot
 
     acked, consumed, committed, store, proc = asyncio.run(main())
     stop_broker(proc)
+    print(f"soak: {len(acked)} messages sent in {SOAK_SECONDS} s by 8 producers, {len(consumed)} consumed by 4 consumers")
     assert len(acked) >= 100
     assert set(consumed) == set(acked), f"lost: {sorted(set(acked) - set(consumed))[:5]}"
     assert len(consumed) == len(set(consumed)), "a message was consumed twice without any failure"
