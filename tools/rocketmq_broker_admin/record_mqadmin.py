@@ -269,15 +269,14 @@ def compare(ours: dict | None = None) -> int:
     if ours is None:
         with open(os.path.join(OUT, "mqadmin-vs-ours.json")) as f:
             ours = json.load(f)["outputs"]
-    result = {"outputs": ours}
     agree = {name: normalize(name.split("-")[0], real[name]["output"]) == normalize(name.split("-")[0], o["output"])
              for name, o in ours.items()}
     with open(os.path.join(OUT, "mqadmin-vs-ours.json"), "w") as f:
         json.dump({"outputs": ours, "agree": agree}, f, indent=1, ensure_ascii=False, sort_keys=True)
     for name, ok in agree.items():
         if not ok:
-            a, b = normalize(name.split("-")[0], real[name]["output"]), normalize(name.split("-")[0],
-                                                                                   result["outputs"][name]["output"])
+            a = normalize(name.split("-")[0], real[name]["output"])
+            b = normalize(name.split("-")[0], ours[name]["output"])
             print(f"--- {name} differs:\n  real: {a[:12]}\n  ours: {b[:12]}")
     print(json.dumps(agree, indent=1))
     return 0 if all(agree.values()) else 1
