@@ -116,8 +116,10 @@ class Zygote:
                                      stdout=subprocess.PIPE, env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
         self.started: list[BrokerProcess] = []
 
-    def start(self, conf_path: str, log_path: str) -> BrokerProcess:
-        self.proc.stdin.write(f"{conf_path}\t{log_path}\n".encode())
+    def start(self, conf_path: str, log_path: str, argv: list[str] | None = None) -> BrokerProcess:
+        """Fork ``pymq broker -c conf_path`` (or ``pymq ARGV``), output to ``log_path``."""
+        words = argv if argv is not None else ["broker", "-c", conf_path]
+        self.proc.stdin.write(("\t".join([log_path, *words]) + "\n").encode())
         self.proc.stdin.flush()
         line = self.proc.stdout.readline()
         if not line:
@@ -138,6 +140,7 @@ def zygote_main() -> None:
     import importlib
 
     import pymq_ref.broker.server.controller  # noqa: F401 - imported once, before any fork
+    import pymq_ref.broker.server.up  # noqa: F401
     import pymq_ref.cli
     import pymq_ref.tools.internal_error  # noqa: F401
     import pymq_ref.tools.serve  # noqa: F401
@@ -146,7 +149,7 @@ def zygote_main() -> None:
         importlib.import_module(name)
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped automatically
     for line in sys.stdin:
-        conf_path, log_path = line.rstrip("\n").split("\t")
+        log_path, *words = line.rstrip("\n").split("\t")
         pid = os.fork()
         if pid == 0:
             os.setsid()
@@ -158,7 +161,7 @@ def zygote_main() -> None:
             os.dup2(devnull, 0)
             code = 70
             try:
-                code = pymq_ref.cli.main(["broker", "-c", conf_path])
+                code = pymq_ref.cli.main(words)
             finally:
                 os._exit(code or 0)
         sys.stdout.write(f"{pid}\n")

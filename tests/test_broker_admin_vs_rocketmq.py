@@ -18,7 +18,7 @@ import pathlib
 
 import pytest
 
-from broker_replay import dispatched, load_frames, normalize, pair_up, properties_text, replay
+from broker_admin_replay import dispatched, load_frames, normalize, pair_up, properties_text, replay
 from pymq_ref.broker.server.config import parse_broker_conf
 from pymq_ref.broker.server.controller import BrokerController
 

@@ -23,7 +23,7 @@ import pytest
 
 from broker_diff_scenario import BROKER_CONF, HASH_SLOTS, Player, steps
 from broker_diff_store import masked, store_document
-from broker_replay import dispatched, normalize
+from broker_admin_replay import dispatched, normalize
 from pymq_ref.broker.server.config import parse_broker_conf
 from pymq_ref.broker.server.controller import BrokerController
 from pymq_ref.remoting.codec import decode

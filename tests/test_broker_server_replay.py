@@ -1,6 +1,6 @@
 """Differential replay: the real 4.9.4 Java client's requests, recorded against the real 4.9.4
 broker (``tests/data/rocketmq-4.9.4-broker-live/``), sent to pymq-ref's broker; each answer must equal
-the real broker's modulo time, hosts and generated ids (see :mod:`broker_live_replay`).
+the real broker's modulo time, hosts and generated ids (see :mod:`broker_replay`).
 
 Differences kept on purpose are listed in :data:`KNOWN` with the reason; anything else fails.
 """
@@ -14,7 +14,7 @@ import pytest
 
 from pymq_ref.broker.server.up import run_up
 
-from broker_live_replay import load_frames, replay
+from broker_replay import load_frames, replay
 from broker_server_helpers import SMALL_STORE
 
 DATA = os.path.join(os.path.dirname(__file__), "data", "rocketmq-4.9.4-broker-live")

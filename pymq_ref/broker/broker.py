@@ -38,6 +38,7 @@ as 4.9.4) those properties are stored like any other.
 from __future__ import annotations
 
 import dataclasses
+import logging
 import os
 import random
 from typing import Callable
@@ -73,9 +74,15 @@ from .timer import TimerConfig, TimerMessageRejected, TimerMessageStore
 
 #: 5.x statuses of a refused timer put -> the 4.9.4 status carrying the same response code
 #: (5.x answers MESSAGE_ILLEGAL for an illegal timer, SYSTEM_ERROR for the other two).
+_log = logging.getLogger("pymq_ref.broker")
+
 TIMER_REJECT_STATUS = {"WHEEL_TIMER_MSG_ILLEGAL": PutMessageStatus.MESSAGE_ILLEGAL,
                        "WHEEL_TIMER_FLOW_CONTROL": PutMessageStatus.UNKNOWN_ERROR,
                        "WHEEL_TIMER_NOT_ENABLE": PutMessageStatus.UNKNOWN_ERROR}
+
+#: 5.1.4's remark for WHEEL_TIMER_MSG_ILLEGAL (SendMessageProcessor.handlePutMessageResult), % max delay in ms
+TIMER_ILLEGAL_REMARK = ("timer message illegal, the delay time should not be bigger than the max delay %dms; or if set "
+                        "del msg, the delay time should be bigger than the current time")
 
 TransactionChecker = Callable[[str, CheckTransactionState], None]
 
@@ -202,6 +209,10 @@ class Broker:
         try:
             return self.timer_store.handle_schedule_message(record)
         except TimerMessageRejected as e:
+            if e.status == "WHEEL_TIMER_MSG_ILLEGAL":
+                _log.info("timer message refused: %s", e)
+                max_delay_ms = self.timer_store.config.timer_max_delay_sec * 1000
+                return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, error=TIMER_ILLEGAL_REMARK % max_delay_ms)
             return PutMessageResult(TIMER_REJECT_STATUS.get(e.status, PutMessageStatus.UNKNOWN_ERROR), error=str(e))
         except MessageIllegalError:  # a DELAY that is not an int: the store refuses it itself
             return record

@@ -96,6 +96,8 @@ def raise_for_put(result, disk_util: Callable[[], str] | None = None, max_messag
         remark = SERVICE_NOT_AVAILABLE_REMARK.format(disk_util())
     if code is ResponseCode.MESSAGE_ILLEGAL:
         remark = remark.format(max_message_size)
+        if result.error and result.error.startswith("timer message illegal"):
+            remark = result.error  # 5.x's own remark for an illegal timer message
     if result.error:
         log.info("put refused (%s): %s", result.status.name, result.error)
     detail = remark

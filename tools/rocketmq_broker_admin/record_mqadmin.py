@@ -11,7 +11,12 @@ something to show), then runs each mqadmin command, and writes to
   as bytes, each tagged with the mqadmin command (``step``) that was running;
 * ``outputs.json`` — what each mqadmin command printed, and its exit status.
 
-Usage: ``.venv/bin/python tools/rocketmq_broker_admin/record_mqadmin.py [--realrmq /tmp/realrmq]``
+With ``--against ours`` the same commands (the same real mqadmin) run against ``pymq up`` instead,
+and ``mqadmin-vs-ours.json`` gets what each printed there and whether it agrees with what it
+printed against the real broker once times, addresses, ports, paths, ids and statistics are
+masked (``normalize``).
+
+Usage: ``.venv/bin/python tools/rocketmq_broker_admin/record_mqadmin.py [--realrmq /tmp/realrmq] [--against ours]``
 (ports 25600-25620 must be free; about two minutes).
 """
 
@@ -21,6 +26,7 @@ import argparse
 import asyncio
 import json
 import os
+import re
 import sys
 import time
 
@@ -70,12 +76,18 @@ async def main_async(rb: RealBroker, marks: list) -> dict:
         await asyncio.sleep(0.3)
 
     async def mqadmin(name: str, *args: str) -> str:
+        await rb.mirror_registration(client)  # topics the recorder's own requests created (a heartbeat's %RETRY%)
         await mark(name)
-        proc = await asyncio.create_subprocess_exec(*rb.mqadmin_argv(*args), env=rb.env,
-                                                    stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
-        out, _ = await asyncio.wait_for(proc.communicate(), 120)
-        text = clean_output(out.decode("utf-8", "replace"))
-        outputs[name] = {"argv": list(args), "exit": proc.returncode, "output": text}
+        for attempt in range(4):  # a loaded machine makes the JVM client time out: ask again
+            proc = await asyncio.create_subprocess_exec(*rb.mqadmin_argv(*args), env=rb.env,
+                                                        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
+            out, _ = await asyncio.wait_for(proc.communicate(), 120)
+            text = clean_output(out.decode("utf-8", "replace"))
+            if "RemotingTimeoutException" not in text and "RemotingSendRequestException" not in text:
+                break
+            print(f"--- {name}: the JVM client timed out (attempt {attempt + 1}), again", flush=True)
+            await asyncio.sleep(2)
+        outputs[name] = {"argv": list(args), "exit": proc.returncode, "output": text, "attempts": attempt + 1}
         print(f"--- {name} (exit {proc.returncode})\n{text[:600]}", flush=True)
         await asyncio.sleep(1.5)  # the relay records the JVM's last frames (UNREGISTER_CLIENT) before the next mark
         await rb.mirror_registration(client)
@@ -130,13 +142,91 @@ async def main_async(rb: RealBroker, marks: list) -> dict:
     return {"msg_ids": msg_ids, "outputs": outputs}
 
 
+class OursUp:
+    """``pymq up`` (our name server + broker in one process) with RealBroker's interface."""
+
+    def __init__(self, realrmq: str, ns: int, broker: int):
+        import tempfile
+        self.run_sh = os.path.join(realrmq, "run.sh")
+        self.ns, self.broker = ns, broker
+        self.work = tempfile.mkdtemp(prefix="pymq-up-")
+        self.env = dict(os.environ, RMQ_USER_HOME=self.work)
+        self.proc = None
+
+    proxy_addr = property(lambda self: f"127.0.0.1:{self.broker}")
+    ns_addr = property(lambda self: f"127.0.0.1:{self.ns}")
+
+    def start(self) -> "OursUp":
+        from realbroker import PY, start, wait_port
+        conf = os.path.join(self.work, "broker.conf")
+        with open(conf, "w") as f:
+            f.write("brokerClusterName=DefaultCluster\nbrokerName=broker-a\nmappedFileSizeCommitLog=1048576\n"
+                    "mappedFileSizeConsumeQueue=6000\nautoCreateTopicEnable=true\n")
+        self.proc = start([PY, "-m", "pymq_ref.cli", "up", "--store", os.path.join(self.work, "store"),
+                           "--namesrv-port", str(self.ns), "--broker-port", str(self.broker), "-c", conf, "-v"],
+                          os.path.join(self.work, "up.log"))
+        wait_port(self.ns, 60)
+        wait_port(self.broker, 60)
+        return self
+
+    def stop(self) -> None:
+        from realbroker import stop
+        if self.proc is not None:
+            stop(self.proc)
+
+    async def mirror_registration(self, client) -> None:
+        await asyncio.sleep(0.5)  # our broker registers a new topic with our name server by itself
+
+    def mqadmin_argv(self, *args: str) -> list[str]:
+        return [self.run_sh, "mqadmin", *args]
+
+
+#: what differs between two runs whatever the broker: times, addresses, ports, paths, ids, statistics
+_MASKS = [(re.compile(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(,\d{3})?"), "<time>"),
+          (re.compile(r"\b\d+\.\d+\.\d+\.\d+(:\d+)?\b"), "<addr>"),
+          (re.compile(r"/tmp/[^\s,\]:]*"), "<path>"),
+          (re.compile(r"\b[0-9A-F]{32}\b"), "<id>"),
+          (re.compile(r"\b1[6-9]\d{11}\b"), "<ms>"),
+          (re.compile(r"mqadmin-\d+|@\d+"), "<instance>")]
+#: per command: lines or columns whose values are statistics or machine figures
+_STAT_LINES = {"brokerStatus", "getBrokerConfig"}
+
+
+def normalize(command: str, text: str) -> list[str]:
+    out = []
+    for line in text.splitlines():
+        if command == "getBrokerConfig" and line.startswith("rocketmqHome"):
+            continue  # the Java installation folder: pymq-ref has none
+        # queryMsgById/ByOffset print whether each group consumed the message by comparing the store
+        # host inside the message with the broker address the name server holds; recorded through
+        # the relay those differ (the broker's port vs the relay's), so 4.9.4 said NOT_CONSUME_YET
+        # there where it says CONSUMED against a broker reached directly, as ours is
+        line = re.sub(r"trackType=\w+", "trackType=<see normalize>", line)
+        for pattern, mask in _MASKS:
+            line = pattern.sub(mask, line)
+        if command in _STAT_LINES and ":" in line or command == "getBrokerConfig" and "=" in line:
+            line = re.split(r"\s*[:=]\s", line, maxsplit=1)[0]  # the key only
+        if command == "clusterList" and "V4_9_4" in line:
+            line = line.split("V4_9_4")[0] + "V4_9_4"
+        if command == "consumerProgress" and line.startswith(("Consume TPS", "Diff Total")):
+            line = line.split(":")[0]
+        out.append(" ".join(line.split()))
+    return sorted(out) if command in _STAT_LINES | {"topicList"} else out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--realrmq", default=os.environ.get("PYMQ_REAL_ROCKETMQ", "/tmp/realrmq"))
+    ap.add_argument("--against", choices=("real", "ours"), default="real")
+    ap.add_argument("--compare-only", action="store_true", help="only compare the stored outputs again")
     args = ap.parse_args()
+    if args.compare_only:
+        return compare()
     if not os.path.exists(os.path.join(args.realrmq, "run.sh")):
         print(f"no real RocketMQ build at {args.realrmq} (see README.md)", file=sys.stderr)
         return 2
+    if args.against == "ours":
+        return against_ours(args.realrmq)
     import tempfile
     capture = os.path.join(tempfile.mkdtemp(prefix="rmq-admin-cap-"), "frames.jsonl")
     rb = RealBroker(args.realrmq, NS, BROKER, PROXY, capture).start()
@@ -160,6 +250,36 @@ def main() -> int:
             n += 1
     print(f"wrote {n} frames to {OUT} (work folder {rb.work})")
     return 0
+
+
+def against_ours(realrmq: str) -> int:
+    up = OursUp(realrmq, NS, BROKER).start()
+    try:
+        result = asyncio.run(main_async(up, []))
+    finally:
+        up.stop()
+    return compare(result["outputs"])
+
+
+def compare(ours: dict | None = None) -> int:
+    """Whether mqadmin printed the same against both brokers (``ours``: this run's outputs, else the
+    ones stored in mqadmin-vs-ours.json); writes mqadmin-vs-ours.json."""
+    with open(os.path.join(OUT, "outputs.json")) as f:
+        real = json.load(f)["outputs"]
+    if ours is None:
+        with open(os.path.join(OUT, "mqadmin-vs-ours.json")) as f:
+            ours = json.load(f)["outputs"]
+    agree = {name: normalize(name.split("-")[0], real[name]["output"]) == normalize(name.split("-")[0], o["output"])
+             for name, o in ours.items()}
+    with open(os.path.join(OUT, "mqadmin-vs-ours.json"), "w") as f:
+        json.dump({"outputs": ours, "agree": agree}, f, indent=1, ensure_ascii=False, sort_keys=True)
+    for name, ok in agree.items():
+        if not ok:
+            a = normalize(name.split("-")[0], real[name]["output"])
+            b = normalize(name.split("-")[0], ours[name]["output"])
+            print(f"--- {name} differs:\n  real: {a[:12]}\n  ours: {b[:12]}")
+    print(json.dumps(agree, indent=1))
+    return 0 if all(agree.values()) else 1
 
 
 if __name__ == "__main__":

@@ -55,9 +55,9 @@ def handlers(ctx: BrokerContext) -> dict:
 
     def request_of(request, channel) -> SendMessageRequest:
         h = read_send_header(request)
-        if h.queue_id is None and h.topic:  # 4.9.4's msgCheck unboxes it (recorded NPE answer)
+        if h.queue_id is None and h.topic:  # 4.9.4's msgCheck unboxes it (recorded answer, broker-diff)
             raise ProcessorError(ResponseCode.SYSTEM_ERROR, java_remark(
-                npe_unboxing(SendMessageRequestHeader, "queueId", "Integer"), "pymq_ref.broker.server.send.send"))
+                npe_unboxing(SendMessageRequestHeader, "queueId", "Integer"), "pymq_ref.broker.server.send.request_of"))
         return to_send_request(h, request.body, channel, bool(h.batch))  # 4.9.4 reads the flag, not the code
 
     def answer(result) -> RemotingCommand:
