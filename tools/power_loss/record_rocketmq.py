@@ -3,7 +3,7 @@
 Writes ``tests/data/rocketmq-4.9.4-power-loss/`` (see the README there):
 
 1. LazyFS is mounted; the real 4.9.4 name server and broker (built at ``/tmp/realrmq``, see
-   ``REAL_ROCKETMQ.md``) start, the broker's store on LazyFS, SYNC_FLUSH, small files;
+   ``tools/REAL_ROCKETMQ.md``) start, the broker's store on LazyFS, SYNC_FLUSH, small files;
    ``mqadmin updateTopic`` creates the topic; the real Java producer (``rocketmq/PowerLossProducer.java``)
    sends messages and prints every SEND_OK.
 2. The power goes out (LazyFS killed) while it sends; the broker and name server are killed.

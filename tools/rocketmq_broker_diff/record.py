@@ -7,7 +7,7 @@
 * ``store.json`` — the broker's store after a clean shutdown, decoded with pymq_ref's decoders
   (``tests/broker_diff_store.py``): CommitLog records, ConsumeQueue units, index entries, config files.
 
-Usage (needs the real build, see ``/work/shared/REAL_ROCKETMQ.md``)::
+Usage (needs the real build, see ``tools/REAL_ROCKETMQ.md``)::
 
     PYTHONPATH=$PWD .venv/bin/python tools/rocketmq_broker_diff/record.py [--realrmq /tmp/realrmq]
 
