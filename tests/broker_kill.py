@@ -244,7 +244,11 @@ async def run_trial(trial: int, root: str, port: int, *, restart: bool = False, 
                 i += 1
 
         tasks = [asyncio.ensure_future(sender(n)) for n in range(4)]
-        await asyncio.sleep(rng.uniform(0.15, 0.6))
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + 20
+        while not result.acked and loop.time() < deadline and not any(t.done() for t in tasks):
+            await asyncio.sleep(0.005)  # a loaded machine may take a while to answer the first send
+        await asyncio.sleep(rng.uniform(0.1, 0.5))
         kill(proc)  # blocks this loop until the process is gone: every sender is waiting for an answer
         killed.set()
         await asyncio.gather(*tasks)

@@ -168,20 +168,19 @@ def test_soak_8_producers_4_consumers_nothing_lost_no_duplicates(tmp_path, zygot
             await asyncio.sleep(SOAK_SECONDS)
             stop_sending.set()
             await asyncio.gather(*producers)
-            # an acknowledged message is in the CommitLog; its ConsumeQueue unit follows (the reput
-            # is asynchronous): drain only once every one is dispatched, or a pull finding nothing
-            # yet would end a queue early
-            until = asyncio.get_running_loop().time() + 30
-            while asyncio.get_running_loop().time() < until:
+
+            async def dispatched_total() -> int:  # what the ConsumeQueues hold (the reput runs behind the puts)
                 total = 0
                 for q in range(SOAK_QUEUES):
                     mx = await admin.invoke(addr, RemotingCommand(R.GET_MAX_OFFSET, ext_fields=H.GetMaxOffsetRequestHeader(
                         topic=SOAK_TOPIC, queue_id=q).to_ext()), 10)
                     total += int(mx.ext()["offset"])
-                if total >= len(acked):
-                    break
+                return total
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + 20
+            while await dispatched_total() < len(acked) and loop.time() < deadline:
                 await asyncio.sleep(0.05)
-            drained.set()
+            drained.set()  # every acknowledged message is in a queue: consumers may stop at the end
             await asyncio.wait_for(asyncio.gather(*consumers), 60)
             committed = []
             for q in range(SOAK_QUEUES):
