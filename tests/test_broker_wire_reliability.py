@@ -8,7 +8,8 @@ oversized bodies, malformed frames).
 
 Knobs: ``PYMQ_KILL_TRIALS`` (default 50), ``PYMQ_CPP_KILL_TRIALS`` (default 2), ``PYMQ_FUZZ_CASES``
 (default 300), ``PYMQ_SOAK_SECONDS`` (default 4; the soak of the issue runs minutes:
-``PYMQ_SOAK_SECONDS=300``), ``PYMQ_TEST_PORT_BASE`` (default 25100; this file uses base..base+80).
+``PYMQ_SOAK_SECONDS=300``), ``PYMQ_TEST_PORT_BASE`` (default: the first base from 25100 whose 81 ports are free; this file uses
+base..base+80).
 """
 
 from __future__ import annotations
@@ -25,7 +26,29 @@ from broker_kill import Zygote, run_trial
 KILL_TRIALS = int(os.environ.get("PYMQ_KILL_TRIALS", "50"))
 PARALLEL = 4
 #: ports of this file (127.0.0.1): four trial slots, each listenPort = base + 2 (VIP channel = base)
-PORT_BASE = int(os.environ.get("PYMQ_TEST_PORT_BASE", "25100"))
+
+
+def _free_port_base(start: int = 25100, span: int = 81) -> int:
+    """The first base from ``start`` (steps of 200) whose ``span`` ports are all free on 127.0.0.1: a
+    leftover listener must not answer in a trial broker's place."""
+    import socket
+    for base in range(start, 32000 - span, 200):
+        socks = []
+        try:
+            for port in range(base, base + span):
+                s = socket.socket()
+                socks.append(s)
+                s.bind(("127.0.0.1", port))
+            return base
+        except OSError:
+            continue
+        finally:
+            for s in socks:
+                s.close()
+    raise RuntimeError(f"no {span} free ports from {start}")
+
+
+PORT_BASE = int(os.environ.get("PYMQ_TEST_PORT_BASE") or _free_port_base())
 
 
 @pytest.fixture(scope="module")
