@@ -21,7 +21,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -31,26 +30,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import Row, interleaved_best, parser, report  # noqa: E402
 
+from pymq_ref.tools.ports import free_ports  # noqa: E402
+
 TOPIC = "BenchPop"
 QUEUES = 4
 BATCH = 32
-
-
-def _ports(n: int) -> list[int]:
-    first, _, last = os.environ.get("PYMQ_PORT_RANGE", "").partition("-")
-    out: list[int] = []
-    candidates = iter(range(int(first), int(last) + 1)) if first else None
-    while len(out) < n:
-        port = next(candidates) if candidates else 0
-        if port and any(abs(port - p) < 5 for p in out):
-            continue
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            out.append(s.getsockname()[1])
-    return out
 
 
 _BATCH_ACK_UP = """
@@ -75,7 +59,7 @@ def start(store: str, batch_ack: bool = False):
     """``pymq up --grpc`` in its own process (so the server and the load generator each get a core),
     as a user starts it — or, with ``batch_ack``, the same through the Python API with the proxy's
     ``enableBatchAck``; returns (process, broker address, gRPC endpoint)."""
-    ns, broker, grpc_port = _ports(3)
+    ns, broker, grpc_port = free_ports(3, spacing=5)
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parent.parent))
     if batch_ack:
         argv = [sys.executable, "-c", _BATCH_ACK_UP, store, str(ns), str(broker + 2), f"127.0.0.1:{grpc_port}"]
@@ -155,7 +139,7 @@ def _bare_serve(ready, stop) -> None:
 
     server = grpc.server(futures.ThreadPoolExecutor(16))
     service_pb2_grpc.add_MessagingServiceServicer_to_server(Bare(), server)
-    port = server.add_insecure_port(f"127.0.0.1:{_ports(1)[0]}")
+    port = server.add_insecure_port(f"127.0.0.1:{free_ports(1, spacing=5)[0]}")
     server.start()
     ready.put(port)
     stop.wait()

@@ -10,8 +10,6 @@ back within seconds, and long polls shorter than 5 s (``grpcClientConsumerMinLon
 
 from __future__ import annotations
 
-import os
-import socket
 import time
 
 import grpc
@@ -25,6 +23,7 @@ from rocketmq.grpc_protocol import definition_pb2 as pb  # noqa: E402
 from rocketmq.grpc_protocol import service_pb2 as spb  # noqa: E402
 from rocketmq.grpc_protocol import service_pb2_grpc  # noqa: E402
 
+from pymq_ref.tools.ports import free_ports  # noqa: E402
 from pymq_ref.broker.grpc import GrpcConfig  # noqa: E402
 from pymq_ref.broker.server.up import UpServer  # noqa: E402
 from pymq_ref.formats.beans import SubscriptionGroupConfig, TopicConfig  # noqa: E402
@@ -34,23 +33,6 @@ from broker_server_helpers import SMALL_STORE  # noqa: E402
 TOPICS = {"PopNormal": None, "PopChange": None, "PopRetry": None, "PopDelay": "DELAY", "PopTx": "TRANSACTION",
           "PopRestart": None, "PopForward": None, "PopBatch": None}
 SETTINGS = {**SMALL_STORE, "transactionCheckInterval": "1000", "transactionTimeOut": "1000"}
-
-
-def free_ports(n: int) -> list[int]:
-    first, _, last = os.environ.get("PYMQ_PORT_RANGE", "").partition("-")
-    out: list[int] = []
-    candidates = iter(range(int(first), int(last) + 1)) if first else None
-    while len(out) < n:
-        port = next(candidates) if candidates else 0
-        if port and any(abs(port - p) < 5 for p in out):
-            continue
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            out.append(s.getsockname()[1])
-    return out
 
 
 def start_up(store: str, ports: list[int]) -> UpServer:
@@ -72,7 +54,7 @@ def start_up(store: str, ports: list[int]) -> UpServer:
 
 @pytest.fixture(scope="module")
 def up(tmp_path_factory):
-    server = start_up(str(tmp_path_factory.mktemp("grpc") / "store"), free_ports(3))
+    server = start_up(str(tmp_path_factory.mktemp("grpc") / "store"), free_ports(3, spacing=5))
     yield server
     server.stop()
 
@@ -218,7 +200,7 @@ def test_transactional_producer_commit_rollback_and_check(up):
 
 
 def test_restart_between_receive_and_ack(tmp_path):
-    ports = free_ports(3)
+    ports = free_ports(3, spacing=5)
     store = str(tmp_path / "store")
     up = start_up(store, ports)
     try:
@@ -328,7 +310,7 @@ def test_too_many_open_streams_are_refused_not_queued(up):
     """Each open stream holds a worker thread: past the limit a call is refused (RESOURCE_EXHAUSTED)
     at once; once the streams are gone the endpoint serves again."""
     from pymq_ref.broker.grpc import GrpcServer
-    [port] = free_ports(1)
+    [port] = free_ports(1, spacing=5)
     server = GrpcServer(up.broker, f"127.0.0.1:{port}", up.up.grpc.config, max_workers=4, max_concurrent_rpcs=2,
                         runner=lambda fn: up.call(fn)).start()
     try:
@@ -365,7 +347,7 @@ def test_batch_ack_endpoint(up, producer):
     from pymq_ref.broker.grpc import GrpcServer
     for i in range(3):
         producer.send(message("PopBatch", f"b{i}".encode()))
-    [port] = free_ports(1)
+    [port] = free_ports(1, spacing=5)
     config = dataclasses.replace(up.up.grpc.config, enable_batch_ack=True)
     server = GrpcServer(up.broker, f"127.0.0.1:{port}", config, runner=lambda fn: up.call(fn)).start()
     try:

@@ -10,7 +10,8 @@ import argparse
 import sys
 
 
-def _address(text: str) -> str:
+def address_arg(text: str) -> str:
+    """argparse type for a HOST:PORT (checked, returned as given)."""
     from .transport import parse_address
     try:
         parse_address(text)
@@ -26,7 +27,7 @@ def add_wire_subcommands(commands) -> None:
                     "ask it for routes (GET_ROUTEINFO_BY_TOPIC). It answers every request the 4.9.4 name server "
                     "answers, the same way; brokers silent for 120 s or whose connection closes are removed. "
                     "Stops cleanly on Ctrl-C or SIGTERM.")
-    ns.add_argument("--listen", type=_address, default="127.0.0.1:9876", metavar="HOST:PORT",
+    ns.add_argument("--listen", type=address_arg, default="127.0.0.1:9876", metavar="HOST:PORT",
                     help="where to listen (default 127.0.0.1:9876; 0.0.0.0:9876 for every interface)")
     ns.add_argument("-c", "--config", metavar="FILE",
                     help="a namesrv.conf (Java properties: kvConfigPath, orderMessageEnable, listenPort ...)")
@@ -42,8 +43,8 @@ def add_wire_subcommands(commands) -> None:
                     "which request a response answers) as JSON lines; --hex adds a hex view with the field spans "
                     "of each frame. Point a client's name server or broker address at the --listen address. "
                     "Stops cleanly on Ctrl-C or SIGTERM.")
-    px.add_argument("--listen", type=_address, required=True, metavar="HOST:PORT", help="where clients connect")
-    px.add_argument("--to", type=_address, required=True, metavar="HOST:PORT", help="the name server or broker")
+    px.add_argument("--listen", type=address_arg, required=True, metavar="HOST:PORT", help="where clients connect")
+    px.add_argument("--to", type=address_arg, required=True, metavar="HOST:PORT", help="the name server or broker")
     px.add_argument("--jsonl", metavar="FILE", help="write the JSON lines here (default: standard output)")
     px.add_argument("--hex", metavar="FILE", help="also write a hex view with field spans per frame ('-' = stdout)")
     px.add_argument("--raw", action="store_true", help="include each frame's bytes (frame_hex) in the JSON lines")

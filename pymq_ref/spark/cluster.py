@@ -23,7 +23,6 @@ import hashlib
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import sysconfig
@@ -33,6 +32,7 @@ import zipfile
 from pathlib import Path
 
 from ..errors import PymqError
+from pymq_ref.tools.ports import free_ports
 
 
 class ClusterError(PymqError):
@@ -56,33 +56,6 @@ def package_zip(directory: str | os.PathLike) -> Path:
             for p in files:
                 z.write(p, p.relative_to(package.parent).as_posix())
         tmp.replace(out)
-    return out
-
-
-def free_port(first: int = 0, last: int = 0) -> int:
-    """A TCP port free on 127.0.0.1: the first in ``[first, last]`` (an assigned range), else any."""
-    for port in (range(first, last + 1) if first else [0]):
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return s.getsockname()[1]
-    raise ClusterError(f"no free port in [{first}, {last}]")
-
-
-def free_ports(n: int) -> list[int]:
-    """``n`` distinct free ports: from ``$PYMQ_PORT_RANGE`` (``first-last``, for machines where each
-    user has a range) when it is set, else any."""
-    first, _, last = os.environ.get("PYMQ_PORT_RANGE", "").partition("-")
-    out: list[int] = []
-    for _ in range(n):
-        if first:
-            out.append(free_port(max([int(first)] + [p + 1 for p in out]), int(last)))
-        else:
-            while (port := free_port()) in out:
-                pass
-            out.append(port)
     return out
 
 

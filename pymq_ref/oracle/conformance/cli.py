@@ -6,18 +6,10 @@ Exit status: 0 when every scenario run passed, 1 when one failed or was not supp
 
 from __future__ import annotations
 
-import argparse
 import socket
 import sys
 
-
-def _address(text: str) -> str:
-    from pymq_ref.remoting.transport import parse_address
-    try:
-        parse_address(text)
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
-    return text
+from pymq_ref.remoting.cli import address_arg
 
 
 def add_conformance_subcommand(commands) -> None:
@@ -30,8 +22,8 @@ def add_conformance_subcommand(commands) -> None:
                     "every answer, modulo times, hosts and ids, with what the real RocketMQ 4.9.4 answered. Each "
                     "scenario passes, fails (the frames that differ shown as hex views, the differing fields "
                     "marked) or is not supported. Exit 0 only when every scenario passed.")
-    p.add_argument("broker", type=_address, metavar="HOST:PORT", help="the broker under test")
-    p.add_argument("--namesrv", type=_address, metavar="HOST:PORT",
+    p.add_argument("broker", type=address_arg, metavar="HOST:PORT", help="the broker under test")
+    p.add_argument("--namesrv", type=address_arg, metavar="HOST:PORT",
                    help="its name server (without it the route scenarios are not supported)")
     p.add_argument("--format", choices=("text", "json", "html"), default="text",
                    help="text (default), json (one document) or html (one self-contained page)")
