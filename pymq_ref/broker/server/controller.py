@@ -25,9 +25,8 @@ import importlib
 import logging
 
 from pymq_ref.broker.broker import Broker
-from pymq_ref.remoting.codes import ResponseCode
 from pymq_ref.remoting.command import RemotingCommand
-from pymq_ref.remoting.dispatch import RequestDispatcher
+from pymq_ref.remoting.dispatch import RequestDispatcher, not_supported
 from pymq_ref.remoting.transport import Channel, Limits, RemotingServer
 
 from . import PROCESSOR_MODULES
@@ -176,8 +175,7 @@ class BrokerController:
 
 def _unknown_code(request: RemotingCommand, channel) -> RemotingCommand:
     """The broker's default processor for a code nobody serves (``AdminBrokerProcessor``'s
-    ``getUnknownCmdResponse``): REQUEST_CODE_NOT_SUPPORTED through the processor path, so in the
-    request's serialization and, for a oneway request, no answer at all — unlike the name server,
-    which answers such a request itself, in JSON, oneway or not."""
-    return RemotingCommand.response(ResponseCode.REQUEST_CODE_NOT_SUPPORTED,
-                                    f" request type {request.code} not supported")
+    ``getUnknownCmdResponse``): the same answer as the dispatcher's own, but through the processor
+    path — so in the request's serialization and, for a oneway request, none at all (the name
+    server, with no default processor, answers such a request itself, in JSON, oneway or not)."""
+    return not_supported(request)
