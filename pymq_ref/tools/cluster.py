@@ -24,16 +24,13 @@ from dataclasses import dataclass, field
 from pymq_ref.broker.server.config import parse_broker_conf
 from pymq_ref.broker.server.controller import BrokerController
 from pymq_ref.namesrv.server import NamesrvController
+from pymq_ref.tools.ports import free_port
 
 #: settings that keep loopback stores small (1 MiB CommitLog files, 300-unit ConsumeQueue files)
 SMALL_STORE = {"mappedFileSizeCommitLog": str(1024 * 1024), "mappedFileSizeConsumeQueue": str(300 * 20),
                "maxHashSlotNum": "1024", "maxIndexNum": "4096"}
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def free_broker_port() -> int:
