@@ -38,6 +38,9 @@ from .route_info import RouteInfoManager
 
 log = logging.getLogger("pymq_ref.namesrv")
 
+#: Encoded routes kept at most (one per topic, JSON form and order config asked for).
+ROUTE_CACHE_ENTRIES = 4096
+
 FAQ_SUFFIX = "\nSee http://rocketmq.apache.org/docs/faq/ for further details."
 
 
@@ -63,6 +66,8 @@ class NamesrvProcessor:
         self.kv = kv
         self.clock = clock
         self.settings = settings
+        self._route_cache: dict[tuple, bytes] = {}
+        self._route_cache_version = -1
         R = RequestCode
         self.handlers: dict[int, Callable[[RemotingCommand, Any], RemotingCommand]] = {
             R.PUT_KV_CONFIG: self.put_kv_config, R.GET_KV_CONFIG: self.get_kv_config,
@@ -172,14 +177,35 @@ class NamesrvProcessor:
     # -- routes ---------------------------------------------------------------------------------
     def get_route_info_by_topic(self, req: RemotingCommand, channel=None) -> RemotingCommand:
         h = req.header(H.GetRouteInfoRequestHeader)
-        route = self.routes.pickup_topic_route_data(h.topic)
-        if route is None:
+        standard = req.version >= V4_9_4 or h.accept_standard_json_only is True
+        order_conf = None
+        if self.settings.get("orderMessageEnable", "false").lower() == "true":
+            order_conf = self.kv.get(NAMESPACE_ORDER_TOPIC_CONFIG, h.topic)
+        body = self._route_body(h.topic, standard, order_conf)
+        if body is None:
             return RemotingCommand.response(
                 ResponseCode.TOPIC_NOT_EXIST, f"No topic route info in name server for the topic: {java_str(h.topic)}{FAQ_SUFFIX}")
-        if self.settings.get("orderMessageEnable", "false").lower() == "true":
-            route.order_topic_conf = self.kv.get(NAMESPACE_ORDER_TOPIC_CONFIG, h.topic)
-        standard = req.version >= V4_9_4 or h.accept_standard_json_only is True
-        return RemotingCommand.response(ResponseCode.SUCCESS, body=encode_body(route, standard=standard))
+        return RemotingCommand.response(ResponseCode.SUCCESS, body=body)
+
+    def _route_body(self, topic: str | None, standard: bool, order_conf: str | None) -> bytes | None:
+        """The encoded TopicRouteData of ``topic``, built once per version of the route tables:
+        clients ask for the same routes every 30 s, and encoding is most of the cost of an answer
+        (Java builds it every time). None when the topic has no route (never cached)."""
+        if self._route_cache_version != self.routes.version:
+            self._route_cache.clear()
+            self._route_cache_version = self.routes.version
+        key = (topic, standard, order_conf)
+        body = self._route_cache.get(key)
+        if body is None:
+            route = self.routes.pickup_topic_route_data(topic)
+            if route is None:
+                return None
+            route.order_topic_conf = order_conf
+            body = encode_body(route, standard=standard)
+            if len(self._route_cache) >= ROUTE_CACHE_ENTRIES:
+                self._route_cache.clear()
+            self._route_cache[key] = body
+        return body
 
     def get_broker_cluster_info(self, req: RemotingCommand, channel=None) -> RemotingCommand:
         return RemotingCommand.response(ResponseCode.SUCCESS, body=encode_body(self.routes.get_all_cluster_info()))

@@ -66,7 +66,11 @@ def _same_version(a: DataVersion | None, b: DataVersion | None) -> bool:
 
 
 class RouteInfoManager:
+    """The name server's tables. Change them only through the methods below: each one bumps
+    :attr:`version`, which is what answers built from the tables are cached by."""
+
     def __init__(self):
+        self.version = 0  # bumped by every method that may change what a route answer holds
         self.topic_queue_table: dict[str, dict[str, QueueData]] = {}
         self.broker_addr_table: dict[str, BrokerData] = {}
         self.cluster_addr_table: dict[str, dict[str, None]] = {}  # an insertion-ordered set
@@ -78,6 +82,7 @@ class RouteInfoManager:
                         broker_id: int | None, ha_server_addr: str | None, wrapper: TopicConfigSerializeWrapper,
                         filter_server_list: list[str] | None, channel: Any, now_ms: int) -> RegisterBrokerResult:
         """``registerBroker`` (see the module docstring); never fails, as in 4.9.4."""
+        self.version += 1
         result = RegisterBrokerResult()
         broker_id = 0 if broker_id is None else broker_id  # Java unboxes a null Long: the request then fails
         self.cluster_addr_table.setdefault(cluster_name, {})[broker_name] = None
@@ -130,6 +135,7 @@ class RouteInfoManager:
     # -- removal ----------------------------------------------------------------------------
     def unregister_broker(self, cluster_name: str | None, broker_addr: str | None, broker_name: str | None,
                           broker_id: int | None) -> None:
+        self.version += 1
         self.broker_live_table.pop(broker_addr, None)
         self.filter_server_table.pop(broker_addr, None)
         remove_broker_name = False
@@ -167,6 +173,7 @@ class RouteInfoManager:
     def on_channel_destroy(self, remote_addr: str | None, channel: Any) -> str | None:
         """A connection closed (or expired): forget the broker that registered on it (found by
         connection, else by the remote address). Returns the broker address removed, if any."""
+        self.version += 1
         found = None
         if channel is not None:
             found = next((addr for addr, live in self.broker_live_table.items() if live.channel is channel), None)
@@ -204,6 +211,7 @@ class RouteInfoManager:
     # -- topics -----------------------------------------------------------------------------
     def delete_topic(self, topic: str | None, cluster_name: str | None = None) -> None:
         """DELETE_TOPIC_IN_NAMESRV: the whole topic, or only the given cluster's brokers' queues."""
+        self.version += 1
         if cluster_name is None:
             self.topic_queue_table.pop(topic, None)
             return
@@ -217,6 +225,7 @@ class RouteInfoManager:
 
     def operate_write_perm_of_broker(self, broker_name: str | None, wipe: bool) -> int:
         """WIPE_WRITE_PERM_OF_BROKER (``perm &= ~WRITE``) / ADD_WRITE_PERM_OF_BROKER (``perm = R|W``)."""
+        self.version += 1
         count = 0
         for queues in self.topic_queue_table.values():
             qd = queues.get(broker_name)
