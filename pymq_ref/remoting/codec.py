@@ -59,7 +59,9 @@ _LANGUAGE_NAMES = {c.name: c for c in LanguageCode}
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 #: fastjson reads JSON numbers with a fraction or exponent as BigDecimal; Decimal keeps their text
 #: the way BigDecimal.toString does ("1.50", "1E+3") when they become ext values.
-_loads = json.JSONDecoder(parse_float=Decimal).decode
+_decoder = json.JSONDecoder(parse_float=Decimal)
+_loads = _decoder.decode
+_scan_once = _decoder.scan_once  # the C scanner: one value from an index, no whitespace around it
 _I32_RANGE = (-(2**31), 2**31 - 1)
 #: Where Python's ``json.dumps`` and fastjson write different text (see
 #: :func:`pymq_ref.formats.fastjson.java_json_string`): a ``\u00XX`` escape with a hex letter (json
@@ -70,7 +72,8 @@ _RAW_DIFFERS = re.compile("[\x7f-\x9f\u2028\u2029]")
 
 
 def _fastjson_differs(text: str) -> bool:
-    return bool(_LOWER_HEX_ESCAPE.search(text)) or (not text.isascii() and bool(_RAW_DIFFERS.search(text)))
+    return ("\\u00" in text and bool(_LOWER_HEX_ESCAPE.search(text))) or (
+        not text.isascii() and bool(_RAW_DIFFERS.search(text)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,8 +231,25 @@ def decode(frame, *, with_spans: bool = False, base: int = 0,
     return decode_checked(frame, length, with_spans=with_spans, base=base)
 
 
+def decode_command(frame: bytes, length: int, base: int = 0) -> RemotingCommand:
+    """The command of a whole frame whose length field was already checked (``length`` = whole
+    frame): :func:`decode_checked` without spans, for the hot path of a connection."""
+    (word,) = _U32.unpack_from(frame, 4)
+    stype, hlen = word >> 24, word & 0xFFFFFF
+    if hlen > length - 8:
+        raise FrameError("header_length", base + 5, f"at most {length - 8} (the bytes after the length word)", hlen)
+    body = frame[8 + hlen:length] if length > 8 + hlen else None
+    if stype == 0:
+        return _decode_json_header(memoryview(frame)[8:8 + hlen], base + 8, None, body)
+    if stype == 1:
+        return _decode_rocketmq_header(memoryview(frame)[8:8 + hlen], base + 8, None, body)
+    raise FrameError("serialize_type", base + 4, "0 (JSON) or 1 (ROCKETMQ)", stype)
+
+
 def decode_checked(frame, length: int, *, with_spans: bool = False, base: int = 0) -> DecodedFrame:
     """:func:`decode` for a frame whose length field was already checked (``length`` = whole frame)."""
+    if not with_spans and type(frame) is bytes:
+        return DecodedFrame(decode_command(frame, length, base), length)
     view = memoryview(frame)[:length]
     (word,) = _U32.unpack_from(view, 4)
     stype, hlen = word >> 24, word & 0xFFFFFF
@@ -305,8 +325,10 @@ def _decode_json_header(header: memoryview, at: int, spans: list[Span] | None, b
     if text.startswith("\ufeff"):  # fastjson skips a byte-order mark
         text = text[1:]
     try:
-        obj = _loads(text)
-    except (ValueError, RecursionError):
+        obj, end = _scan_once(text, 0) if text[:1] == "{" else (None, -1)  # what peers send: no whitespace
+        if end != len(text):
+            obj = _loads(text)
+    except (ValueError, RecursionError, StopIteration):
         try:  # fastjson's dialect: unquoted member names, single-quoted strings
             obj = parse_lenient_json(text)
         except JsonSyntaxError as e:
@@ -334,11 +356,13 @@ def _decode_json_header(header: memoryview, at: int, spans: list[Span] | None, b
             and -2**31 <= version < 2**31):
         code, version = _int_member(obj, "code", 0, at), _int_member(obj, "version", 0, at)
         opaque, flag = _int_member(obj, "opaque", 0, at), _int_member(obj, "flag", 0, at)
-    cmd = RemotingCommand(
-        code,
-        (_LANGUAGE_NAMES.get(language) or _language(language, at)) if type(language) is str else (
-            language if language is LanguageCode.JAVA else _language(language, at)),
-        version, opaque, flag, remark, ext, body, SerializeType.JSON)
+    if type(language) is str:
+        lang = _LANGUAGE_NAMES.get(language)
+        if lang is None:  # another case, or a name this version does not know
+            lang = _language(language, at)
+    else:
+        lang = language if language is LanguageCode.JAVA else _language(language, at)
+    cmd = RemotingCommand(code, lang, version, opaque, flag, remark, ext, body, SerializeType.JSON)
     if spans is not None:
         spans.extend(json_member_spans(bytes(header), at))
     return cmd

@@ -46,18 +46,17 @@ class RemotingCommand:
                  opaque: int = 0, flag: int = 0, remark: str | None = None,
                  ext_fields: Mapping[str, str | None] | None = None, body: bytes | None = None,
                  serialize_type: SerializeType = SerializeType.JSON, custom_header: CommandHeader | None = None):
-        # frozen: fields are set once, here (one call instead of a dataclass __init__'s ten)
-        _set = object.__setattr__
-        _set(self, "code", code)
-        _set(self, "language", language)
-        _set(self, "version", version)
-        _set(self, "opaque", opaque)
-        _set(self, "flag", flag)
-        _set(self, "remark", remark)
-        _set(self, "ext_fields", ext_fields)
-        _set(self, "body", body)
-        _set(self, "serialize_type", serialize_type)
-        _set(self, "custom_header", custom_header)
+        # frozen: each field is set once, here, through its slot (cheaper than object.__setattr__)
+        _set_code(self, code)
+        _set_language(self, language)
+        _set_version(self, version)
+        _set_opaque(self, opaque)
+        _set_flag(self, flag)
+        _set_remark(self, remark)
+        _set_ext_fields(self, ext_fields)
+        _set_body(self, body)
+        _set_serialize_type(self, serialize_type)
+        _set_custom_header(self, custom_header)
 
     # -- construction -----------------------------------------------------------------------
     @classmethod
@@ -149,3 +148,5 @@ def _split(header, fields: dict):
 
 
 _FIELDS = frozenset(f.name for f in fields(RemotingCommand))
+(_set_code, _set_language, _set_version, _set_opaque, _set_flag, _set_remark, _set_ext_fields, _set_body,
+ _set_serialize_type, _set_custom_header) = (getattr(RemotingCommand, f.name).__set__ for f in fields(RemotingCommand))

@@ -31,7 +31,8 @@ import enum
 from collections import deque
 from dataclasses import dataclass
 
-from .codec import MAX_FRAME_LENGTH, decode_checked, encode, frame_length
+from .codec import MAX_FRAME_LENGTH, decode_command, encode, frame_length
+from .codes import FLAG_ONEWAY, FLAG_RESPONSE
 from .command import RemotingCommand
 from .errors import FrameError, RemotingStateError
 
@@ -156,18 +157,23 @@ class Connection:
                     return ConnectionClosed(self.decoder.buffered)
                 return NEED_DATA
             frame, at = got
-            decoded = decode_checked(frame, len(frame), base=at)
+            length = len(frame)
+            cmd = decode_command(frame, length, at)
         except FrameError:
             self.state = ConnectionState.ERROR
             raise
         self.frames_in += 1
-        cmd = decoded.command
-        if cmd.is_response:
-            return Response(cmd, self.outstanding.pop(cmd.opaque, None), decoded.length)
-        if not cmd.is_oneway:
-            self.unanswered.setdefault(cmd.opaque, deque()).append(cmd.code)
+        flag = cmd.flag
+        if flag & FLAG_RESPONSE:
+            return Response(cmd, self.outstanding.pop(cmd.opaque, None), length)
+        if not flag & FLAG_ONEWAY:
+            codes = self.unanswered.get(cmd.opaque)
+            if codes is None:
+                self.unanswered[cmd.opaque] = deque((cmd.code,))
+            else:
+                codes.append(cmd.code)
             self._unanswered_count += 1
-        return Request(cmd, decoded.length)
+        return Request(cmd, length)
 
     # -- output -----------------------------------------------------------------------------
     def new_opaque(self) -> int:

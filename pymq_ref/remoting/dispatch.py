@@ -104,9 +104,9 @@ class RequestDispatcher:
             response = processor(request, channel)
         except Exception as e:
             return self._failed(request, channel, e)
-        if inspect.isawaitable(response):
-            return self._finish(request, channel, response)
-        return self._answer(request, response)
+        if response is None or type(response) is RemotingCommand or not inspect.isawaitable(response):
+            return self._answer(request, response)
+        return self._finish(request, channel, response)
 
     async def process(self, request: RemotingCommand, channel=None) -> RemotingCommand | None:
         """:meth:`dispatch`, always awaited."""
@@ -122,7 +122,7 @@ class RequestDispatcher:
 
     @staticmethod
     def _answer(request: RemotingCommand, response) -> RemotingCommand | None:
-        if isinstance(response, ProcessorError):
+        if type(response) is not RemotingCommand and isinstance(response, ProcessorError):
             response = RemotingCommand.response(response.code, response.remark)
         if response is None or request.is_oneway:
             return None

@@ -122,6 +122,7 @@ class RemotingProtocol(asyncio.Protocol):
         self.peer = self.local = "?"
         self._idle: asyncio.TimerHandle | None = None
         self._last_activity = 0.0
+        self._now = asyncio.get_event_loop().time
         self._corked: list[bytes] | None = None
         self._lost = False
         self.ready = asyncio.get_event_loop().create_future()
@@ -231,7 +232,7 @@ class RemotingProtocol(asyncio.Protocol):
                 self.write(request.answer(3, f" request type {request.code} not supported"))
             return
         result = self.dispatcher.dispatch(request, self.channel)
-        if not inspect.isawaitable(result):
+        if result is None or type(result) is RemotingCommand or not inspect.isawaitable(result):
             if result is not None:
                 self.write(result, unsolicited=request.is_oneway)
             return
@@ -309,13 +310,13 @@ class RemotingProtocol(asyncio.Protocol):
 
     # -- housekeeping -----------------------------------------------------------------------
     def _touch(self) -> None:
-        self._last_activity = asyncio.get_event_loop().time()
+        self._last_activity = self._now()
 
     def _check_idle(self) -> None:
         self._idle = None
         if self.closed:
             return
-        idle_for = asyncio.get_event_loop().time() - self._last_activity
+        idle_for = self._now() - self._last_activity
         if idle_for >= self.limits.idle_timeout:
             log.info("%s: closing %s: idle for %.0f s", self.name, self.peer, idle_for)
             self.close()
