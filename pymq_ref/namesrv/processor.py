@@ -66,7 +66,7 @@ class NamesrvProcessor:
         self.kv = kv
         self.clock = clock
         self.settings = settings
-        self._route_cache: dict[tuple, bytes] = {}
+        self._route_cache: dict[tuple, RemotingCommand] = {}
         self._route_cache_version = -1
         R = RequestCode
         self.handlers: dict[int, Callable[[RemotingCommand, Any], RemotingCommand]] = {
@@ -181,31 +181,32 @@ class NamesrvProcessor:
         order_conf = None
         if self.settings.get("orderMessageEnable", "false").lower() == "true":
             order_conf = self.kv.get(NAMESPACE_ORDER_TOPIC_CONFIG, h.topic)
-        body = self._route_body(h.topic, standard, order_conf)
-        if body is None:
+        answer = self._route_answer(h.topic, standard, order_conf)
+        if answer is None:
             return RemotingCommand.response(
                 ResponseCode.TOPIC_NOT_EXIST, f"No topic route info in name server for the topic: {java_str(h.topic)}{FAQ_SUFFIX}")
-        return RemotingCommand.response(ResponseCode.SUCCESS, body=body)
+        return answer
 
-    def _route_body(self, topic: str | None, standard: bool, order_conf: str | None) -> bytes | None:
-        """The encoded TopicRouteData of ``topic``, built once per version of the route tables:
-        clients ask for the same routes every 30 s, and encoding is most of the cost of an answer
-        (Java builds it every time). None when the topic has no route (never cached)."""
+    def _route_answer(self, topic: str | None, standard: bool, order_conf: str | None) -> RemotingCommand | None:
+        """The SUCCESS answer carrying the encoded TopicRouteData of ``topic``, built once per
+        version of the route tables: clients ask for the same routes every 30 s, and encoding is
+        most of the cost of an answer (Java builds it every time; the bytes are the same). None
+        when the topic has no route (never cached)."""
         if self._route_cache_version != self.routes.version:
             self._route_cache.clear()
             self._route_cache_version = self.routes.version
         key = (topic, standard, order_conf)
-        body = self._route_cache.get(key)
-        if body is None:
+        answer = self._route_cache.get(key)
+        if answer is None:
             route = self.routes.pickup_topic_route_data(topic)
             if route is None:
                 return None
             route.order_topic_conf = order_conf
-            body = encode_body(route, standard=standard)
+            answer = RemotingCommand.response(ResponseCode.SUCCESS, body=encode_body(route, standard=standard))
             if len(self._route_cache) >= ROUTE_CACHE_ENTRIES:
                 self._route_cache.clear()
-            self._route_cache[key] = body
-        return body
+            self._route_cache[key] = answer
+        return answer
 
     def get_broker_cluster_info(self, req: RemotingCommand, channel=None) -> RemotingCommand:
         return RemotingCommand.response(ResponseCode.SUCCESS, body=encode_body(self.routes.get_all_cluster_info()))

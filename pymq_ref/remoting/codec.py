@@ -110,12 +110,14 @@ def wire_ext(cmd: RemotingCommand) -> dict[str, str] | None:
 
 
 _STYPE_NAMES = {0: "JSON", 1: "ROCKETMQ"}
+_LANGUAGE_TEXT = {c: c.name for c in LanguageCode}
+_JSON = SerializeType.JSON
 
 
 def encode_json_header(cmd: RemotingCommand) -> bytes:
     """The fastjson text of the command bean, UTF-8 (members in fastjson's order, nulls left out)."""
     ext = wire_ext(cmd)
-    language = cmd.language.name if isinstance(cmd.language, LanguageCode) else None
+    language = _LANGUAGE_TEXT[cmd.language] if type(cmd.language) is LanguageCode else None
     ext_text = "" if ext is None else ',"extFields":' + _dumps(ext)
     lang_text = "" if language is None else f',"language":"{language}"'
     remark_text = "" if cmd.remark is None else ',"remark":' + _dumps(cmd.remark)
@@ -123,7 +125,7 @@ def encode_json_header(cmd: RemotingCommand) -> bytes:
     if not (type(code) is int and type(flag) is int and type(opaque) is int and type(version) is int):
         code, flag, opaque, version = int(code), int(flag), int(opaque), int(version)
     text = (f'{{"code":{code}{ext_text},"flag":{flag}{lang_text},"opaque":{opaque}{remark_text},'
-            f'"serializeTypeCurrentRPC":"{_STYPE_NAMES[int(cmd.serialize_type)]}","version":{version}}}')
+            f'"serializeTypeCurrentRPC":"{_STYPE_NAMES[cmd.serialize_type]}","version":{version}}}')
     if _fastjson_differs(text):
         bean = {"code": code}
         if ext is not None:
@@ -322,7 +324,7 @@ def _language(value, at: int) -> LanguageCode | None:
 
 def _decode_json_header(header: memoryview, at: int, spans: list[Span] | None, body: bytes | None) -> RemotingCommand:
     text = str(header, "utf-8", "replace")
-    if text.startswith("\ufeff"):  # fastjson skips a byte-order mark
+    if text[:1] != "{" and text.startswith("\ufeff"):  # fastjson skips a byte-order mark
         text = text[1:]
     try:
         obj, end = _scan_once(text, 0) if text[:1] == "{" else (None, -1)  # what peers send: no whitespace
@@ -362,7 +364,7 @@ def _decode_json_header(header: memoryview, at: int, spans: list[Span] | None, b
             lang = _language(language, at)
     else:
         lang = language if language is LanguageCode.JAVA else _language(language, at)
-    cmd = RemotingCommand(code, lang, version, opaque, flag, remark, ext, body, SerializeType.JSON)
+    cmd = RemotingCommand(code, lang, version, opaque, flag, remark, ext, body, _JSON)
     if spans is not None:
         spans.extend(json_member_spans(bytes(header), at))
     return cmd

@@ -30,6 +30,7 @@ from __future__ import annotations
 import enum
 from collections import deque
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from .codec import MAX_FRAME_LENGTH, decode_command, encode, frame_length
 from .codes import FLAG_ONEWAY, FLAG_RESPONSE
@@ -54,16 +55,14 @@ class ConnectionState(enum.Enum):
     CLOSED = "CLOSED"
 
 
-@dataclass(frozen=True, slots=True)
-class Request:
+class Request(NamedTuple):
     """A request from the peer (``command.is_oneway`` tells whether it wants an answer)."""
 
     command: RemotingCommand
     frame_length: int
 
 
-@dataclass(frozen=True, slots=True)
-class Response:
+class Response(NamedTuple):
     """A response from the peer; ``request_code`` is the code of our request with that opaque,
     None when we had none outstanding (RocketMQ logs such a response and drops it)."""
 

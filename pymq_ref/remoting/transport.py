@@ -194,7 +194,7 @@ class RemotingProtocol(asyncio.Protocol):
             out, self._corked = self._corked, None
             if out and not self.closed and self.transport is not None:
                 self._touch()
-                self.transport.write(b"".join(out))
+                self.transport.write(out[0] if len(out) == 1 else b"".join(out))
         self._flow_control()
 
     def _drain_events(self) -> None:
