@@ -129,3 +129,18 @@ def test_flag_off_ignores_timer_properties_like_4_9_4(tmp_path):
         b.scheduler.advance(70_000)
         assert len(pulled(b)) == 1 and b.get_max_offset(TIMER_TOPIC, 0) == 0
     assert not os.path.exists(tmp_path / "timerwheel") and not os.path.exists(tmp_path / "timerlog")
+
+
+def test_a_congested_slot_answers_system_error_with_5x_remark(tmp_path):
+    from pymq_ref.broker.response import BrokerSystemError
+    config = TimerConfig(timer_slots_total=120, timer_roll_window_slot=30, mapped_file_size_timer_log=52 * 20 + 16,
+                         timer_congest_num_each_slot=1)
+    with make_broker(tmp_path, store_kw={"timer_wheel_enable": True}, timer_config=config) as b:
+        for i in range(2):
+            send(b, i, TIMER_DELAY_SEC="5")
+        b.scheduler.advance(100)  # both are in the wheel's slot now
+        with pytest.raises(BrokerSystemError) as refused:
+            send(b, 2, TIMER_DELAY_SEC="5")
+        assert refused.value.remark == ("timer message is under flow control, max num limit is 2 or the current value "
+                                        "is greater than 1 and less than 2, trigger random flow control")
+        assert b.get_max_offset(TIMER_TOPIC, 0) == 2

@@ -76,13 +76,12 @@ from .timer import TimerConfig, TimerMessageRejected, TimerMessageStore
 #: (5.x answers MESSAGE_ILLEGAL for an illegal timer, SYSTEM_ERROR for the other two).
 _log = logging.getLogger("pymq_ref.broker")
 
-TIMER_REJECT_STATUS = {"WHEEL_TIMER_MSG_ILLEGAL": PutMessageStatus.MESSAGE_ILLEGAL,
-                       "WHEEL_TIMER_FLOW_CONTROL": PutMessageStatus.UNKNOWN_ERROR,
-                       "WHEEL_TIMER_NOT_ENABLE": PutMessageStatus.UNKNOWN_ERROR}
-
-#: 5.1.4's remark for WHEEL_TIMER_MSG_ILLEGAL (SendMessageProcessor.handlePutMessageResult), % max delay in ms
+#: 5.1.4's remarks for a put the timer refused (SendMessageProcessor.handlePutMessageResult)
 TIMER_ILLEGAL_REMARK = ("timer message illegal, the delay time should not be bigger than the max delay %dms; or if set "
                         "del msg, the delay time should be bigger than the current time")
+TIMER_FLOW_CONTROL_REMARK = ("timer message is under flow control, max num limit is %d or the current value is greater "
+                             "than %d and less than %d, trigger random flow control")
+TIMER_NOT_ENABLE_REMARK = "accurate timer message is not enabled, timerWheelEnable is %s"
 
 TransactionChecker = Callable[[str, CheckTransactionState], None]
 
@@ -209,11 +208,14 @@ class Broker:
         try:
             return self.timer_store.handle_schedule_message(record)
         except TimerMessageRejected as e:
-            if e.status == "WHEEL_TIMER_MSG_ILLEGAL":
-                _log.info("timer message refused: %s", e)
-                max_delay_ms = self.timer_store.config.timer_max_delay_sec * 1000
-                return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, error=TIMER_ILLEGAL_REMARK % max_delay_ms)
-            return PutMessageResult(TIMER_REJECT_STATUS.get(e.status, PutMessageStatus.UNKNOWN_ERROR), error=str(e))
+            _log.info("timer message refused: %s", e)
+            config = self.timer_store.config
+            congest = config.timer_congest_num_each_slot
+            status = PutMessageStatus[e.status]
+            remark = {PutMessageStatus.WHEEL_TIMER_MSG_ILLEGAL: lambda: TIMER_ILLEGAL_REMARK % (config.timer_max_delay_sec * 1000),
+                      PutMessageStatus.WHEEL_TIMER_FLOW_CONTROL: lambda: TIMER_FLOW_CONTROL_REMARK % (congest * 2, congest, congest * 2),
+                      PutMessageStatus.WHEEL_TIMER_NOT_ENABLE: lambda: TIMER_NOT_ENABLE_REMARK % str(config.timer_wheel_enable).lower()}
+            return PutMessageResult(status, error=remark[status]())
         except MessageIllegalError:  # a DELAY that is not an int: the store refuses it itself
             return record
 

@@ -73,6 +73,10 @@ PUT_STATUS_RESPONSE: dict[PutMessageStatus, tuple[ResponseCode, str | None]] = {
     PutMessageStatus.OS_PAGECACHE_BUSY: (ResponseCode.SYSTEM_ERROR, "[PC_SYNCHRONIZED]broker busy, start flow control for a while"),
     PutMessageStatus.LMQ_CONSUME_QUEUE_NUM_EXCEEDED: (ResponseCode.SYSTEM_ERROR, "[LMQ_CONSUME_QUEUE_NUM_EXCEEDED]"),
     PutMessageStatus.UNKNOWN_ERROR: (ResponseCode.SYSTEM_ERROR, "UNKNOWN_ERROR"),
+    # 5.x timer refusals: the remark is the one the broker's timer hook worded (the result's error)
+    PutMessageStatus.WHEEL_TIMER_MSG_ILLEGAL: (ResponseCode.MESSAGE_ILLEGAL, None),
+    PutMessageStatus.WHEEL_TIMER_FLOW_CONTROL: (ResponseCode.SYSTEM_ERROR, None),
+    PutMessageStatus.WHEEL_TIMER_NOT_ENABLE: (ResponseCode.SYSTEM_ERROR, None),
 }
 _SEND_STATUS = {ResponseCode.SUCCESS: SendStatus.SEND_OK, ResponseCode.FLUSH_DISK_TIMEOUT: SendStatus.FLUSH_DISK_TIMEOUT,
                 ResponseCode.FLUSH_SLAVE_TIMEOUT: SendStatus.FLUSH_SLAVE_TIMEOUT,
@@ -94,10 +98,10 @@ def raise_for_put(result, disk_util: Callable[[], str] | None = None, max_messag
         return code
     if code is ResponseCode.SERVICE_NOT_AVAILABLE and disk_util is not None:
         remark = SERVICE_NOT_AVAILABLE_REMARK.format(disk_util())
-    if code is ResponseCode.MESSAGE_ILLEGAL:
+    if remark is None:  # worded by the service that refused the put (the 5.x timer)
+        remark = result.error
+    elif code is ResponseCode.MESSAGE_ILLEGAL:
         remark = remark.format(max_message_size)
-        if result.error and result.error.startswith("timer message illegal"):
-            remark = result.error  # 5.x's own remark for an illegal timer message
     if result.error:
         log.info("put refused (%s): %s", result.status.name, result.error)
     detail = remark
