@@ -13,6 +13,8 @@ PY     := $(VENV)/bin/python
 BOOK_HTML := _build/html
 HTML   := $(BOOK_HTML)
 PORT   ?= 8000
+# Processes for the unit tests (pytest-xdist; 0 runs them in this process, in file order).
+PYTEST_JOBS ?= 2
 # The venv's tools and its python3 kernelspec come first, whatever else is installed.
 export PATH := $(VENV)/bin:$(PATH)
 export JUPYTER_PATH := $(VENV)/share/jupyter
@@ -84,9 +86,9 @@ test: setup-browser ## run everything: unit/property tests, nbval, then the rend
 	  echo "[test] all passed in $$(( $$(date +%s) - start )) s"
 
 # pytest exits 5 when it collects nothing (e.g. no tests written yet): that is not a failure.
-test-unit: ## pytest tests/ (unit, property, integration), without the browser test
+test-unit: ## pytest tests/ (unit, property, integration) in PYTEST_JOBS=2 processes, without the browser test
 	@echo "[test] pytest tests/"
-	@$(PY) -m pytest tests --ignore=tests/test_book_render.py -q || [ $$? -eq 5 ]
+	@$(PY) -m pytest tests --ignore=tests/test_book_render.py -q -n $(PYTEST_JOBS) || [ $$? -eq 5 ]
 
 test-nbval: ## nbval over every notebook in notebooks/ (policy: README, "Notebook outputs")
 	@echo "[test] notebooks carry no volatile metadata (tools/nbtool.py check)"

@@ -40,11 +40,11 @@ def test_pop_ack_and_change_invisible_time_on_the_wire(tmp_path):
                 for i in range(3):
                     assert (await c.invoke(up.broker_addr, send_v2("PT", f"p{i}".encode(), queue_id=0,
                                                                    properties=props(TAGS="A")))).code == 0
-                for _ in range(100):
-                    found = await c.invoke(up.broker_addr, pop_request("PT"))
-                    if found.code == 0:
+                for _ in range(250):  # the reput thread dispatches them to the ConsumeQueue
+                    if up.broker.broker.get_max_offset("PT", 0) == 3:
                         break
                     await asyncio.sleep(0.02)
+                found = await c.invoke(up.broker_addr, pop_request("PT"))
                 assert found.remark == "FOUND"
                 records = list(iter_records(found.body, with_spans=False))
                 assert [r.body for r in records] == [b"p0", b"p1", b"p2"]
