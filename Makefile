@@ -88,7 +88,10 @@ test: setup-browser ## run everything: unit/property tests, nbval, then the rend
 # pytest exits 5 when it collects nothing (e.g. no tests written yet): that is not a failure.
 test-unit: ## pytest tests/ (unit, property, integration) in PYTEST_JOBS=2 processes, without the browser test
 	@echo "[test] pytest tests/"
-	@$(PY) -m pytest tests --ignore=tests/test_book_render.py -q -n $(PYTEST_JOBS) || [ $$? -eq 5 ]
+	@$(PY) -m pytest tests --ignore=tests/test_book_render.py --ignore-glob='tests/test_spark_*.py' -q \
+	    -n $(PYTEST_JOBS) || [ $$? -eq 5 ]
+	@echo "[test] pytest tests/test_spark_*.py (one process: one Spark JVM at a time, none beside gRPC's threads)"
+	@$(PY) -m pytest tests/test_spark_*.py -q || [ $$? -eq 5 ]
 
 test-nbval: ## nbval over every notebook in notebooks/ (policy: README, "Notebook outputs")
 	@echo "[test] notebooks carry no volatile metadata (tools/nbtool.py check)"

@@ -139,6 +139,17 @@ async def _producer(ctx: Context, scenario: str, cls=DefaultMQProducer, **kwargs
     return p
 
 
+async def _push_consumer(ctx: Context, scenario: str, group: str, topic: str, expression: str, listener, *,
+                         orderly: bool = False, **kwargs) -> DefaultMQPushConsumer:
+    """A started push consumer of ``topic`` (from its first offset unless told otherwise)."""
+    kwargs.setdefault("consume_from_where", "CONSUME_FROM_FIRST_OFFSET")
+    c = DefaultMQPushConsumer(f"{ctx.prefix}{group}", instance=ctx.instance(scenario, "consumer"), **kwargs)
+    c.subscribe(topic, expression)
+    c.register_message_listener(listener, orderly=orderly)
+    await c.start()
+    return c
+
+
 async def _close(*clients) -> None:
     for c in clients:
         await c.shutdown()
@@ -173,9 +184,6 @@ async def consume_concurrently(ctx: Context) -> dict:
     """Everything produce_modes sent comes back (bodies inflated); one message fails once and is
     redelivered through the retry topic (send back with delay level 1)."""
     t = ctx.topic("Modes")
-    inst = ctx.instance("push", "consumer")
-    c = DefaultMQPushConsumer(f"{ctx.prefix}CG_push", instance=inst, consume_from_where="CONSUME_FROM_FIRST_OFFSET")
-    c.subscribe(t, "*")
     seen: list = []
     failed_once = set()
 
@@ -188,8 +196,7 @@ async def consume_concurrently(ctx: Context) -> dict:
                 return ConsumeConcurrentlyStatus.RECONSUME_LATER
         return ConsumeConcurrentlyStatus.CONSUME_SUCCESS
 
-    c.register_message_listener(listener)
-    await c.start()
+    c = await _push_consumer(ctx, "push", "CG_push", t, "*", listener)
     try:
         bodies = lambda: {b for b, _, _ in seen}
         await wait_until(lambda: len(bodies()) >= 14 and any(r == 1 for _, r, _ in seen), 60, "all messages + 1 retry")
@@ -204,17 +211,13 @@ async def consume_concurrently(ctx: Context) -> dict:
 
 async def consume_tag_filter(ctx: Context) -> dict:
     t = ctx.topic("Modes")
-    c = DefaultMQPushConsumer(f"{ctx.prefix}CG_tags", instance=ctx.instance("tags", "consumer"),
-                              consume_from_where="CONSUME_FROM_FIRST_OFFSET")
-    c.subscribe(t, "TagA || TagB")
     seen = []
 
     async def listener(msgs, context):
         seen.extend(m.tags for m in msgs)
         return ConsumeConcurrentlyStatus.CONSUME_SUCCESS
 
-    c.register_message_listener(listener)
-    await c.start()
+    c = await _push_consumer(ctx, "tags", "CG_tags", t, "TagA || TagB", listener)
     try:
         await wait_until(lambda: len(seen) >= 5, 30, "5 tagged messages")
         await asyncio.sleep(0.3)
@@ -233,9 +236,6 @@ async def consume_orderly(ctx: Context) -> dict:
             await p.send(Message(t, b"%d" % i), selector=select_by_hash, arg="order-7")
     finally:
         await _close(p)
-    c = DefaultMQPushConsumer(f"{ctx.prefix}CG_orderly", instance=ctx.instance("orderly", "consumer"),
-                              consume_from_where="CONSUME_FROM_FIRST_OFFSET")
-    c.subscribe(t, "*")
     seen = []
     suspended = []
 
@@ -248,8 +248,7 @@ async def consume_orderly(ctx: Context) -> dict:
             seen.append(int(m.body))
         return ConsumeOrderlyStatus.SUCCESS
 
-    c.register_message_listener(listener, orderly=True)
-    await c.start()
+    c = await _push_consumer(ctx, "orderly", "CG_orderly", t, "*", listener, orderly=True)
     try:
         await wait_until(lambda: len(seen) >= 10, 60, "10 ordered messages")
         assert seen == list(range(10)), seen
@@ -262,18 +261,14 @@ async def consume_orderly(ctx: Context) -> dict:
 
 async def consume_broadcasting(ctx: Context) -> dict:
     t = ctx.topic("Modes")
-    c = DefaultMQPushConsumer(f"{ctx.prefix}CG_bc", instance=ctx.instance("broadcasting", "consumer"),
-                              message_model="BROADCASTING", consume_from_where="CONSUME_FROM_FIRST_OFFSET",
-                              offset_store_dir=ctx.offset_dir)
-    c.subscribe(t, "*")
     seen = set()
 
     async def listener(msgs, context):
         seen.update(m.body for m in msgs)
         return ConsumeConcurrentlyStatus.CONSUME_SUCCESS
 
-    c.register_message_listener(listener)
-    await c.start()
+    c = await _push_consumer(ctx, "broadcasting", "CG_bc", t, "*", listener, message_model="BROADCASTING",
+                             offset_store_dir=ctx.offset_dir)
     try:
         await wait_until(lambda: len(seen) >= 14, 30, "14 messages")
         await c.persist_consumer_offset()
@@ -341,17 +336,13 @@ async def transaction(ctx: Context, wait_check: bool = True) -> dict:
         for state in LocalTransactionState:
             r = await p.send_message_in_transaction(Message(t, state.value.encode()), state)
             assert r.local_transaction_state == state
-        c = DefaultMQPushConsumer(f"{ctx.prefix}CG_tx", instance=ctx.instance("transaction", "consumer"),
-                                  consume_from_where="CONSUME_FROM_FIRST_OFFSET")
-        c.subscribe(t, "*")
         seen = []
 
         async def consume(msgs, context):
             seen.extend(m.body for m in msgs)
             return ConsumeConcurrentlyStatus.CONSUME_SUCCESS
 
-        c.register_message_listener(consume)
-        await c.start()
+        c = await _push_consumer(ctx, "transaction", "CG_tx", t, "*", consume)
         want = {b"COMMIT_MESSAGE", b"UNKNOW"} if wait_check else {b"COMMIT_MESSAGE"}
         await wait_until(lambda: want <= set(seen), 90 if wait_check else 30, f"{want}")
         assert b"ROLLBACK_MESSAGE" not in seen
@@ -367,8 +358,6 @@ async def request_reply(ctx: Context) -> dict:
     responder = await _producer(ctx, "reply-responder")
     requester = await _producer(ctx, "reply-requester")
     await responder.send(Message(t, b"warm-up"))  # creates the topic so the consumer has a route
-    c = DefaultMQPushConsumer(f"{ctx.prefix}CG_reply", instance=ctx.instance("reply", "consumer"))
-    c.subscribe(t, "*")
     replies = []
 
     async def serve(msgs, context):
@@ -377,8 +366,8 @@ async def request_reply(ctx: Context) -> dict:
                 replies.append(await responder.send(create_reply_message(m, b"re: " + m.body)))
         return ConsumeConcurrentlyStatus.CONSUME_SUCCESS
 
-    c.register_message_listener(serve)
-    await c.start()
+    c = await _push_consumer(ctx, "reply", "CG_reply", t, "*", serve,
+                             consume_from_where="CONSUME_FROM_LAST_OFFSET")  # the consumer's default
     try:
         await wait_until(lambda: any(mq.topic == t for mq in c.rebalance.process_queue_table), 30, "queues")
         await asyncio.sleep(1.0)
