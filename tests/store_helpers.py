@@ -61,13 +61,14 @@ def kill_test_message(i: int) -> MessageRecord:
 
 
 def fail_first_flush(queue) -> None:
-    """Fault injection for a disk error: the next ``queue.flush`` raises EIO, later ones flush."""
+    """Fault injection for a disk error: the next ``queue.flush`` that has data to flush raises
+    EIO, later ones flush (a service thread's flush of nothing does not use the failure up)."""
     real = queue.flush
     calls = []
 
     def failing_once(least_pages=0):
-        calls.append(least_pages)
-        if len(calls) == 1:
+        if not calls and queue.remain_how_many_data_to_flush() > 0:
+            calls.append(least_pages)
             raise OSError(5, "Input/output error")
         return real(least_pages)
 

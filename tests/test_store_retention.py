@@ -580,12 +580,20 @@ def test_read_only_store_is_never_cleaned(tmp_path):
     ro.shutdown()
 
 
+def _service_threads(ignore=frozenset()) -> list[threading.Thread]:
+    """The retention services' threads, but those in ``ignore`` (another test's store may still be
+    alive in this process)."""
+    return [t for t in threading.enumerate()
+            if t.name in ("CleanFilesService", "DiskCheckService") and t not in ignore]
+
+
 def test_deterministic_mode_runs_nothing_by_itself(tmp_path):
+    before = set(_service_threads())
     store = open_store(tmp_path, Probe(physic=0.95))
     fill(store, 3)
     assert store.clean_service.rounds == 0 and store.clean_service.disk_checks == 0
     assert store.put_message(msg(999)).status is PutMessageStatus.PUT_OK
-    assert not [t for t in threading.enumerate() if t.name in ("CleanFilesService", "DiskCheckService")]
+    assert not _service_threads(before)
     store.shutdown()
 
 
@@ -631,6 +639,7 @@ def test_threaded_schedule_uses_rocketmqs_delays_by_default(tmp_path):
 
 def test_shutdown_interrupts_a_round_waiting_between_deletions(tmp_path):
     probe = Probe(physic=0.50)
+    before = set(_service_threads())
     store = open_store(tmp_path, probe, threads=True, options=FAST, clean_resource_interval=10,
                        delete_commit_log_files_interval=600_000)  # 10 minutes between deletions
     try:
@@ -641,7 +650,7 @@ def test_shutdown_interrupts_a_round_waiting_between_deletions(tmp_path):
         started = time.monotonic()
         store.shutdown()
     assert time.monotonic() - started < 5  # far below the 10-minute pause
-    assert not [t for t in threading.enumerate() if t.name in ("CleanFilesService", "DiskCheckService")]
+    assert not _service_threads(before)
     assert len(os.listdir(store.config.store_path_commit_log_dir)) == 3
 
 
