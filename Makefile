@@ -13,8 +13,6 @@ PY     := $(VENV)/bin/python
 BOOK_HTML := _build/html
 HTML   := $(BOOK_HTML)
 PORT   ?= 8000
-# Processes for the unit tests (pytest-xdist; 0 runs them in this process, in file order).
-PYTEST_JOBS ?= 2
 # The venv's tools and its python3 kernelspec come first, whatever else is installed.
 export PATH := $(VENV)/bin:$(PATH)
 export JUPYTER_PATH := $(VENV)/share/jupyter
@@ -86,12 +84,9 @@ test: setup-browser ## run everything: unit/property tests, nbval, then the rend
 	  echo "[test] all passed in $$(( $$(date +%s) - start )) s"
 
 # pytest exits 5 when it collects nothing (e.g. no tests written yet): that is not a failure.
-test-unit: ## pytest tests/ (unit, property, integration) in PYTEST_JOBS=2 processes, without the browser test
+test-unit: ## pytest tests/ (unit, property, integration), without the browser test
 	@echo "[test] pytest tests/"
-	@$(PY) -m pytest tests --ignore=tests/test_book_render.py --ignore-glob='tests/test_spark_*.py' -q \
-	    -n $(PYTEST_JOBS) || [ $$? -eq 5 ]
-	@echo "[test] pytest tests/test_spark_*.py (one process: one Spark JVM at a time, none beside gRPC's threads)"
-	@$(PY) -m pytest tests/test_spark_*.py -q || [ $$? -eq 5 ]
+	@$(PY) -m pytest tests --ignore=tests/test_book_render.py -q || [ $$? -eq 5 ]
 
 test-nbval: ## nbval over every notebook in notebooks/ (policy: README, "Notebook outputs")
 	@echo "[test] notebooks carry no volatile metadata (tools/nbtool.py check)"
