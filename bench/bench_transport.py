@@ -104,7 +104,7 @@ _BODY = b'{"brokerDatas":[],"queueDatas":[]}'
 
 def _answer():
     from pymq_ref.remoting.command import RemotingCommand
-    return RemotingCommand.response(0, body=b'{"brokerDatas":[],"queueDatas":[]}')
+    return RemotingCommand.response(0, body=_BODY)
 
 
 def _serve(kind: str, ready, stop) -> None:

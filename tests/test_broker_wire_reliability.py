@@ -48,9 +48,7 @@ def _free_port_base(start: int = 25100, span: int = 81) -> int:
     raise RuntimeError(f"no {span} free ports from {start}")
 
 
-#: pytest-xdist workers (gw0, gw1 …) search from different starts: both may run this file's tests at once
-_WORKER = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0")[2:] or 0)
-PORT_BASE = int(os.environ.get("PYMQ_TEST_PORT_BASE") or _free_port_base(25100 + 1400 * _WORKER))
+PORT_BASE = int(os.environ.get("PYMQ_TEST_PORT_BASE") or _free_port_base())
 
 
 @pytest.fixture(scope="module")

@@ -83,6 +83,18 @@ TIMER_FLOW_CONTROL_REMARK = ("timer message is under flow control, max num limit
                              "than %d and less than %d, trigger random flow control")
 TIMER_NOT_ENABLE_REMARK = "accurate timer message is not enabled, timerWheelEnable is %s"
 
+
+
+def timer_refusal_remark(status: PutMessageStatus, config: TimerConfig) -> str:
+    """5.1.4's remark for a put its timer refused with ``status``."""
+    congest = config.timer_congest_num_each_slot
+    if status is PutMessageStatus.WHEEL_TIMER_MSG_ILLEGAL:
+        return TIMER_ILLEGAL_REMARK % (config.timer_max_delay_sec * 1000)
+    if status is PutMessageStatus.WHEEL_TIMER_FLOW_CONTROL:
+        return TIMER_FLOW_CONTROL_REMARK % (congest * 2, congest, congest * 2)
+    return TIMER_NOT_ENABLE_REMARK % str(config.timer_wheel_enable).lower()
+
+
 TransactionChecker = Callable[[str, CheckTransactionState], None]
 
 
@@ -209,13 +221,8 @@ class Broker:
             return self.timer_store.handle_schedule_message(record)
         except TimerMessageRejected as e:
             _log.info("timer message refused: %s", e)
-            config = self.timer_store.config
-            congest = config.timer_congest_num_each_slot
             status = PutMessageStatus[e.status]
-            remark = {PutMessageStatus.WHEEL_TIMER_MSG_ILLEGAL: lambda: TIMER_ILLEGAL_REMARK % (config.timer_max_delay_sec * 1000),
-                      PutMessageStatus.WHEEL_TIMER_FLOW_CONTROL: lambda: TIMER_FLOW_CONTROL_REMARK % (congest * 2, congest, congest * 2),
-                      PutMessageStatus.WHEEL_TIMER_NOT_ENABLE: lambda: TIMER_NOT_ENABLE_REMARK % str(config.timer_wheel_enable).lower()}
-            return PutMessageResult(status, error=remark[status]())
+            return PutMessageResult(status, error=timer_refusal_remark(status, self.timer_store.config))
         except MessageIllegalError:  # a DELAY that is not an int: the store refuses it itself
             return record
 

@@ -233,47 +233,36 @@ def decode(frame, *, with_spans: bool = False, base: int = 0,
     return decode_checked(frame, length, with_spans=with_spans, base=base)
 
 
-def decode_command(frame: bytes, length: int, base: int = 0) -> RemotingCommand:
+def decode_command(frame, length: int, base: int = 0, spans: list[Span] | None = None) -> RemotingCommand:
     """The command of a whole frame whose length field was already checked (``length`` = whole
-    frame): :func:`decode_checked` without spans, for the hot path of a connection."""
+    frame). With a ``spans`` list, also appends one span per field, in frame order."""
     (word,) = _U32.unpack_from(frame, 4)
     stype, hlen = word >> 24, word & 0xFFFFFF
     if hlen > length - 8:
         raise FrameError("header_length", base + 5, f"at most {length - 8} (the bytes after the length word)", hlen)
-    body = frame[8 + hlen:length] if length > 8 + hlen else None
+    body = bytes(frame[8 + hlen:length]) if length > 8 + hlen else None
+    if spans is not None:
+        spans += [Span(base, 4, "total_length", "size", length - 4),
+                  Span(base + 4, 1, "serialize_type", "magic", SerializeType(stype).name if stype < 2 else stype),
+                  Span(base + 5, 3, "header_length", "size", hlen)]
     if stype == 0:
-        return _decode_json_header(memoryview(frame)[8:8 + hlen], base + 8, None, body)
-    if stype == 1:
-        return _decode_rocketmq_header(memoryview(frame)[8:8 + hlen], base + 8, None, body)
-    raise FrameError("serialize_type", base + 4, "0 (JSON) or 1 (ROCKETMQ)", stype)
+        cmd = _decode_json_header(memoryview(frame)[8:8 + hlen], base + 8, spans, body)
+    elif stype == 1:
+        cmd = _decode_rocketmq_header(memoryview(frame)[8:8 + hlen], base + 8, spans, body)
+    else:
+        raise FrameError("serialize_type", base + 4, "0 (JSON) or 1 (ROCKETMQ)", stype)
+    if spans is not None and body is not None:
+        spans.append(Span(base + 8 + hlen, len(body), "body", "body", len(body)))
+    return cmd
 
 
 def decode_checked(frame, length: int, *, with_spans: bool = False, base: int = 0) -> DecodedFrame:
     """:func:`decode` for a frame whose length field was already checked (``length`` = whole frame)."""
-    if not with_spans and type(frame) is bytes:
-        return DecodedFrame(decode_command(frame, length, base), length)
-    view = memoryview(frame)[:length]
-    (word,) = _U32.unpack_from(view, 4)
-    stype, hlen = word >> 24, word & 0xFFFFFF
-    if hlen > length - 8:
-        raise FrameError("header_length", base + 5, f"at most {length - 8} (the bytes after the length word)", hlen)
-    header = view[8:8 + hlen]
-    body = bytes(view[8 + hlen:]) if length > 8 + hlen else None
-    spans: list[Span] = []
-    if stype == 0:
-        cmd = _decode_json_header(header, base + 8, spans if with_spans else None, body)
-    elif stype == 1:
-        cmd = _decode_rocketmq_header(header, base + 8, spans if with_spans else None, body)
-    else:
-        raise FrameError("serialize_type", base + 4, "0 (JSON) or 1 (ROCKETMQ)", stype)
     if not with_spans:
-        return DecodedFrame(cmd, length)
-    head = [Span(base, 4, "total_length", "size", length - 4),
-            Span(base + 4, 1, "serialize_type", "magic", SerializeType(stype).name),
-            Span(base + 5, 3, "header_length", "size", hlen)]
-    if body is not None:
-        spans.append(Span(base + 8 + hlen, len(body), "body", "body", len(body)))
-    return DecodedFrame(cmd, length, tuple(head + spans))
+        return DecodedFrame(decode_command(frame, length, base), length)
+    spans: list[Span] = []
+    cmd = decode_command(frame, length, base, spans)
+    return DecodedFrame(cmd, length, tuple(spans))
 
 
 def _int_member(obj: dict, key: str, default: int, at: int) -> int:

@@ -28,7 +28,6 @@ is closed (then they raise :class:`~pymq_ref.remoting.errors.RemotingClosedError
 from __future__ import annotations
 
 import asyncio
-import inspect
 import logging
 from dataclasses import dataclass
 from typing import Callable
@@ -232,7 +231,7 @@ class RemotingProtocol(asyncio.Protocol):
                 self.write(request.answer(3, f" request type {request.code} not supported"))
             return
         result = self.dispatcher.dispatch(request, self.channel)
-        if result is None or type(result) is RemotingCommand or not inspect.isawaitable(result):
+        if result is None or type(result) is RemotingCommand:  # answered now (RequestDispatcher.dispatch)
             if result is not None:
                 self.write(result, unsolicited=request.is_oneway)
             return
