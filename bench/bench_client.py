@@ -27,15 +27,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import ROOT, Row, parser, report  # noqa: E402
 
+from pymq_ref.tools.ports import free_port  # noqa: E402
+
 REAL = os.environ.get("PYMQ_REAL_ROCKETMQ", "/tmp/realrmq")
 JAVA_SOURCE = ROOT / "tools" / "rocketmq_client_live" / "java" / "ClientBench.java"
 BODY = 1024
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def start_up(store: str) -> tuple[subprocess.Popen, str]:

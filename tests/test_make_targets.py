@@ -42,6 +42,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from pymq_ref.tools.ports import free_port
+
 if not sys.platform.startswith("linux"):
     pytest.skip("reads /proc to check processes and listening sockets: Linux only",
                 allow_module_level=True)
@@ -124,12 +126,6 @@ def make_env(**extra: str) -> dict[str, str]:
            if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES", "GNUMAKEFLAGS")}
     env.update(extra)
     return env
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _proc_stat(pid: str) -> tuple[str, int] | None:
